@@ -1,0 +1,1 @@
+"""One module per knowledge-base subject, each exporting TABLES: dict[str, TableSpec]."""

@@ -1,0 +1,271 @@
+"""The probes' only door to the machine: commands, files and environment variables.
+
+Probes receive a `MachineAccess`; `LiveMachine` is the real one, `RecordedMachine` answers from a
+recorded machine fixture (commands answered, files read, environment). Every command runs as an argv
+list, without a shell, with a timeout and LC_ALL=C; a command that does not answer in time becomes a
+`CommandResult` with `timed_out=True`, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+DEFAULT_TIMEOUT_S = 10.0
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int | None  # None when it did not run to the end (timeout, not found)
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    not_found: bool = False
+    error: str | None = None  # OSError text when it could not start
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def problem(self) -> str | None:
+        """A one-line reason when the command did not answer normally."""
+        name = self.argv[0] if self.argv else "?"
+        if self.not_found:
+            return f"{name} not found"
+        if self.timed_out:
+            return f"{name} timed out after {self.elapsed_s:.0f} s"
+        if self.error:
+            return f"{name} could not start: {self.error}"
+        if self.returncode != 0:
+            first = (self.stdout.strip() or self.stderr.strip()).splitlines()[:1]
+            return f"{name} exited with {self.returncode}" + (f": {first[0]}" if first else "")
+        return None
+
+
+@dataclass(frozen=True)
+class FileRead:
+    path: str
+    text: str | None
+    problem: str | None = None  # "not found", "permission denied", "not text" ...
+
+
+class MachineAccess(Protocol):
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = DEFAULT_TIMEOUT_S,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> CommandResult: ...
+
+    def read_text(self, path: str, limit: int = MAX_FILE_BYTES) -> FileRead: ...
+
+    def list_dir(self, path: str) -> list[str] | None: ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def realpath(self, path: str) -> str: ...
+
+    def environ(self) -> Mapping[str, str]: ...
+
+    def system(self) -> str: ...  # platform.system(): "Linux", "Windows", "Darwin"
+
+    def machine(self) -> str: ...  # platform.machine()
+
+
+def _c_locale_env(extra: Mapping[str, str] | None) -> dict[str, str]:
+    env = dict(os.environ)
+    if extra:
+        env.update(extra)
+    env["LC_ALL"] = "C"
+    env["LANG"] = "C"
+    return env
+
+
+class LiveMachine:
+    """This machine, for real."""
+
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = DEFAULT_TIMEOUT_S,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> CommandResult:
+        args = tuple(argv)
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=_c_locale_env(env),
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            return CommandResult(args, None, not_found=True)
+        except OSError as exc:
+            return CommandResult(args, None, error=str(exc))
+        try:
+            out, err = proc.communicate(stdin.encode() if stdin is not None else None, timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return CommandResult(args, None, timed_out=True, elapsed_s=time.monotonic() - start)
+        return CommandResult(
+            args,
+            proc.returncode,
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
+            elapsed_s=time.monotonic() - start,
+        )
+
+    def read_text(self, path: str, limit: int = MAX_FILE_BYTES) -> FileRead:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(limit)
+        except FileNotFoundError:
+            return FileRead(path, None, "not found")
+        except PermissionError:
+            return FileRead(path, None, "permission denied")
+        except OSError as exc:
+            return FileRead(path, None, f"unreadable: {exc.strerror or exc}")
+        if b"\x00" in data[:4096]:
+            return FileRead(path, None, "not a text file")
+        return FileRead(path, data.decode("utf-8", "replace"))
+
+    def list_dir(self, path: str) -> list[str] | None:
+        try:
+            return sorted(os.listdir(path))
+        except OSError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def realpath(self, path: str) -> str:
+        try:
+            return os.path.realpath(path)
+        except (OSError, RuntimeError):  # symlink loops on some Pythons
+            return path
+
+    def environ(self) -> Mapping[str, str]:
+        return dict(os.environ)
+
+    def system(self) -> str:
+        return platform.system()
+
+    def machine(self) -> str:
+        return platform.machine()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except (OSError, AttributeError):
+        proc.kill()
+    try:
+        proc.communicate(timeout=2)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+@dataclass
+class RecordedMachine:
+    """A machine described by a fixture: what each command printed, what each file held.
+
+    Commands are keyed by their argv joined with single spaces. An unrecorded command is "not
+    found" and an unrecorded file is missing: a fixture says exactly what the machine had.
+    """
+
+    commands: dict[str, dict[str, object]] = field(default_factory=dict)
+    files: dict[str, str | None] = field(default_factory=dict)
+    dirs: dict[str, list[str]] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    system_name: str = "Linux"
+    machine_name: str = "x86_64"
+
+    @classmethod
+    def load(cls, folder: Path) -> RecordedMachine:
+        """Read `machine.json` (see CONTRIBUTING.md: recording a machine) and its files/ tree."""
+        spec = json.loads((folder / "machine.json").read_text(encoding="utf-8"))
+        files: dict[str, str | None] = dict(spec.get("files", {}))
+        files_dir = folder / "files"
+        if files_dir.is_dir():
+            for item in files_dir.rglob("*"):
+                if item.is_file():
+                    files["/" + item.relative_to(files_dir).as_posix()] = item.read_text(
+                        encoding="utf-8", errors="replace"
+                    )
+        return cls(
+            commands=dict(spec.get("commands", {})),
+            files=files,
+            dirs={k: list(v) for k, v in spec.get("dirs", {}).items()},
+            links=dict(spec.get("links", {})),
+            env=dict(spec.get("env", {})),
+            system_name=str(spec.get("system", "Linux")),
+            machine_name=str(spec.get("machine", "x86_64")),
+        )
+
+    def run(
+        self,
+        argv: Sequence[str],
+        timeout: float = DEFAULT_TIMEOUT_S,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+    ) -> CommandResult:
+        args = tuple(argv)
+        answer = self.commands.get(" ".join(args))
+        if answer is None:
+            return CommandResult(args, None, not_found=True)
+        if answer.get("timed_out"):
+            return CommandResult(args, None, timed_out=True, elapsed_s=timeout)
+        code = answer.get("returncode", 0)
+        return CommandResult(
+            args,
+            int(code) if isinstance(code, int) else None,
+            stdout=str(answer.get("stdout", "")),
+            stderr=str(answer.get("stderr", "")),
+        )
+
+    def read_text(self, path: str, limit: int = MAX_FILE_BYTES) -> FileRead:
+        if path not in self.files:
+            return FileRead(path, None, "not found")
+        text = self.files[path]
+        if text is None:
+            return FileRead(path, None, "permission denied")
+        return FileRead(path, text[:limit])
+
+    def list_dir(self, path: str) -> list[str] | None:
+        if path in self.dirs:
+            return sorted(self.dirs[path])
+        prefix = path.rstrip("/") + "/"
+        names = {p[len(prefix) :].split("/")[0] for p in self.files if p.startswith(prefix)}
+        names |= {p[len(prefix) :].split("/")[0] for p in self.dirs if p.startswith(prefix)}
+        return sorted(n for n in names if n) or None
+
+    def exists(self, path: str) -> bool:
+        return path in self.files or path in self.links or self.list_dir(path) is not None
+
+    def realpath(self, path: str) -> str:
+        return self.links.get(path, path)
+
+    def environ(self) -> Mapping[str, str]:
+        return dict(self.env)
+
+    def system(self) -> str:
+        return self.system_name
+
+    def machine(self) -> str:
+        return self.machine_name

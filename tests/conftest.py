@@ -1,0 +1,37 @@
+"""Test set-up: unit tests cannot touch the machine.
+
+An autouse guard makes subprocesses and native library loads fail unless the test is marked
+`real` (it uses real parts of this machine: venvs, pip, nvcc, other interpreters) or `network`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+MACHINES = FIXTURES / "machines"
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+class MachineTouched(AssertionError):
+    pass
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise MachineTouched(
+        "a unit test tried to run a command or load a library; mark it @pytest.mark.real "
+        "or give the code a RecordedMachine"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _machine_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("real") or request.node.get_closest_marker("network"):
+        return
+    monkeypatch.setattr(subprocess.Popen, "__init__", _refuse)
+    monkeypatch.setattr(ctypes, "CDLL", _refuse)
+    monkeypatch.setattr(ctypes.cdll, "LoadLibrary", _refuse)
