@@ -92,7 +92,7 @@ class GpuFacts:
 class DriverFacts:
     # The user-space/kernel driver version from every source that answered; disagreement is a fact.
     versions: tuple[Observation[str], ...] = ()
-    # The highest CUDA the driver supports ("12.2"), from nvidia-smi header, NVML, cuDriverGetVersion.
+    # The highest CUDA the driver supports ("12.2"): nvidia-smi header, NVML, cuDriverGetVersion.
     max_cuda: tuple[Observation[str], ...] = ()
     # Values from DRIVER_FAILURES, each with the source and raw text that showed it.
     failures: tuple[Observation[str], ...] = ()

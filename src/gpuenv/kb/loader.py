@@ -42,7 +42,7 @@ class KnowledgeBase:
     _index: dict[tuple[str, str], tuple[Row, ...]] = field(default_factory=dict, repr=False)
 
     def rows(self, subject: str, table: str) -> tuple[Row, ...]:
-        """Rows of one table; an absent subject or table is an empty tuple (unknown, not an error)."""
+        """Rows of one table; an absent subject or table gives () (unknown, not an error)."""
         key = (subject, table)
         if key not in self._index:
             kb_file = self.files.get(subject)

@@ -25,8 +25,20 @@ _SOURCE_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 # Field kinds: "str", "int", "float", "bool", "version" (dotted digits), "cc" ("8.6", "9.0a"),
 # "date", "list[str]", "list[version]", "list[cc]", "list[int]", "table" (inline mapping)
 FIELD_KINDS = frozenset(
-    {"str", "int", "float", "bool", "version", "cc", "date", "list[str]", "list[version]",
-     "list[cc]", "list[int]", "table"}
+    {
+        "str",
+        "int",
+        "float",
+        "bool",
+        "version",
+        "cc",
+        "date",
+        "list[str]",
+        "list[version]",
+        "list[cc]",
+        "list[int]",
+        "table",
+    }
 )
 
 

@@ -8,10 +8,12 @@ list, without a shell, with a timeout and LC_ALL=C; a command that does not answ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +22,8 @@ from typing import Protocol
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# How a recorded machine names gpuenv's own interpreter (children run `sys.executable -m ...`)
+GPUENV_PYTHON = "{gpuenv-python}"
 
 
 @dataclass(frozen=True)
@@ -174,18 +178,18 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, 9)
     except (OSError, AttributeError):
         proc.kill()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.communicate(timeout=2)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 @dataclass
 class RecordedMachine:
     """A machine described by a fixture: what each command printed, what each file held.
 
-    Commands are keyed by their argv joined with single spaces. An unrecorded command is "not
-    found" and an unrecorded file is missing: a fixture says exactly what the machine had.
+    Commands are keyed by their argv joined with single spaces; the program may be given by its
+    base name ("nvidia-smi ...") and gpuenv's own interpreter as "{gpuenv-python}". An unrecorded
+    command is "not found" and an unrecorded file is missing: a fixture says exactly what the
+    machine had. `files/` beside machine.json holds longer files at their absolute paths.
     """
 
     commands: dict[str, dict[str, object]] = field(default_factory=dict)
@@ -226,7 +230,7 @@ class RecordedMachine:
         stdin: str | None = None,
     ) -> CommandResult:
         args = tuple(argv)
-        answer = self.commands.get(" ".join(args))
+        answer = self._answer(args)
         if answer is None:
             return CommandResult(args, None, not_found=True)
         if answer.get("timed_out"):
@@ -238,6 +242,20 @@ class RecordedMachine:
             stdout=str(answer.get("stdout", "")),
             stderr=str(answer.get("stderr", "")),
         )
+
+    def _answer(self, args: tuple[str, ...]) -> dict[str, object] | None:
+        """Exact argv first, then argv[0] by its base name, then gpuenv's own interpreter."""
+        if not args:
+            return None
+        rest = list(args[1:])
+        keys = [list(args), [os.path.basename(args[0].replace("\\", "/")), *rest]]
+        if args[0] == sys.executable:
+            keys.append([GPUENV_PYTHON, *rest])
+        for key in keys:
+            answer = self.commands.get(" ".join(key))
+            if answer is not None:
+                return answer
+        return None
 
     def read_text(self, path: str, limit: int = MAX_FILE_BYTES) -> FileRead:
         if path not in self.files:
