@@ -203,7 +203,8 @@ class Snapshot:
 
 def to_dict(snapshot: Snapshot) -> dict[str, Any]:
     """The JSON form: plain dicts, lists and scalars (see docs/snapshot.schema.json)."""
-    return _plain(dataclasses.asdict(snapshot))
+    plain: dict[str, Any] = _plain(dataclasses.asdict(snapshot))
+    return plain
 
 
 def _plain(value: Any) -> Any:

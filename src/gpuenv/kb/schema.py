@@ -87,7 +87,7 @@ def check_value(kind: str, value: Any) -> str | None:
         return f"expected {kind}, got bool"
     if not isinstance(value, expected):
         return f"expected {kind}, got {type(value).__name__}"
-    if pattern is not None and not pattern.match(value):
+    if pattern is not None and not pattern.match(str(value)):
         return f"{value!r} is not a valid {kind}"
     return None
 
