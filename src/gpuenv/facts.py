@@ -121,6 +121,7 @@ class LibraryFacts:
     package: str | None = None  # owning distribution, e.g. "nvidia-cudnn-cu12"
     # 0 = the copy the loader takes first among copies of the same soname; higher = shadowed
     load_rank: int = 0
+    problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,8 @@ class Snapshot:
     libraries: tuple[LibraryFacts, ...] = ()
     python_env: PythonEnvFacts | None = None
     binaries: tuple[BinaryArchFacts, ...] = ()
+    # problems of the probing itself that belong to no single fact ("ldconfig timed out ...")
+    problems: tuple[str, ...] = ()
     # what-if flags that replaced probed facts, verbatim ("--driver 535.183.01")
     overrides: tuple[str, ...] = ()
     origin: str = "probed"  # "probed" | "file:<name>" | "declared"
