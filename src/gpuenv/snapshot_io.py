@@ -119,7 +119,9 @@ class _Reader:
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({"str": "a string", "bool": "a boolean"}.get(k.__name__, k.__name__) for k in kinds)
+    return " or ".join(
+        {"str": "a string", "bool": "a boolean"}.get(k.__name__, k.__name__) for k in kinds
+    )
 
 
 def _jetson(r: _Reader) -> Observation[JetsonFacts]:

@@ -47,7 +47,9 @@ class WhatIf:
 
     @property
     def any(self) -> bool:
-        return bool(self.driver or self.gpus or self.python_version or self.platform or self.jetpack)
+        return bool(
+            self.driver or self.gpus or self.python_version or self.platform or self.jetpack
+        )
 
     def flags(self) -> tuple[str, ...]:
         out = [f"--driver {self.driver}"] if self.driver else []

@@ -1,0 +1,62 @@
+"""The library API the CLI is thin over: take a snapshot (here, from a file, or what-if)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpuenv.facts import Snapshot
+from gpuenv.kb import KnowledgeBase, default_kb
+from gpuenv.probe.access import MachineAccess
+from gpuenv.whatif import WhatIf, apply_what_if
+
+
+def take_snapshot(
+    *,
+    from_file: Path | None = None,
+    python: str | None = None,
+    what_if: WhatIf | None = None,
+    redact: bool = True,
+    timeout: float = 10.0,
+    machine: MachineAccess | None = None,
+    kb: KnowledgeBase | None = None,
+) -> Snapshot:
+    """Facts about a machine: probed (this one, or `machine`), or read from `from_file`;
+    then what-if flags applied and identifiers redacted."""
+    from gpuenv.redact import redact_snapshot
+
+    if from_file is not None:
+        from gpuenv.snapshot_io import read_snapshot
+
+        snapshot = read_snapshot(from_file)
+    else:
+        from gpuenv.probe import ProbeOptions, here_names, probe_machine
+
+        options = ProbeOptions(interpreter=python, command_timeout=timeout)
+        snapshot = probe_machine(machine, options)
+        if redact:
+            snapshot = redact_snapshot(snapshot, here_names())
+    if what_if is not None and what_if.any:
+        snapshot = apply_what_if(snapshot, what_if, kb or default_kb())
+    return snapshot
+
+
+def what_if_from_args(args: argparse.Namespace) -> WhatIf:
+    return WhatIf(
+        driver=args.driver,
+        gpus=tuple(args.gpu or ()),
+        python_version=args.python_version,
+        platform=args.platform,
+        jetpack=args.jetpack,
+    )
+
+
+def load_target(args: argparse.Namespace) -> Snapshot:
+    """The snapshot a command's target options describe."""
+    return take_snapshot(
+        from_file=args.from_file,
+        python=args.python,
+        what_if=what_if_from_args(args),
+        redact=not getattr(args, "no_redact", False),
+        timeout=args.timeout,
+    )
