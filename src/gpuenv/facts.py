@@ -184,6 +184,8 @@ class Snapshot:
     host: HostFacts
     driver: DriverFacts = field(default_factory=DriverFacts)
     gpus: tuple[GpuFacts, ...] = ()
+    # NVIDIA display controllers on the PCI bus, whatever the driver says (Linux only)
+    pci_gpus: tuple[GpuFacts, ...] = ()
     toolkits: tuple[ToolkitFacts, ...] = ()
     libraries: tuple[LibraryFacts, ...] = ()
     python_env: PythonEnvFacts | None = None

@@ -265,6 +265,7 @@ def snapshot_from_dict(data: Any, name: str = "<snapshot>") -> Snapshot:
                 failures=driver.obs_tuple("failures"),
             ),
             gpus=root.items("gpus", _gpu),
+            pci_gpus=root.items("pci_gpus", _gpu),
             toolkits=root.items("toolkits", _toolkit),
             libraries=root.items("libraries", _library),
             python_env=_python_env(env) if env else None,

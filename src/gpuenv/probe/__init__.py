@@ -18,6 +18,7 @@ from gpuenv.probe.driver import probe_driver
 from gpuenv.probe.fatbin import scan_fatbin
 from gpuenv.probe.host import probe_host
 from gpuenv.probe.libraries import probe_libraries
+from gpuenv.probe.pci import probe_pci_gpus
 from gpuenv.probe.target import TargetProbe, default_interpreter, probe_python_env
 from gpuenv.probe.toolkit import probe_toolkits
 
@@ -44,6 +45,7 @@ def probe_machine(
         host_job = pool.submit(probe_host, access)
         driver_job = pool.submit(probe_driver, access, opts.command_timeout)
         toolkit_job = pool.submit(probe_toolkits, access, opts.command_timeout)
+        pci_job = pool.submit(probe_pci_gpus, access)
         target_job = (
             pool.submit(probe_python_env, access, interpreter, opts.python_timeout)
             if opts.probe_python
@@ -52,6 +54,7 @@ def probe_machine(
         host = host_job.result()
         driver, gpus = driver_job.result()
         toolkits = toolkit_job.result()
+        pci_gpus = pci_job.result()
         target = target_job.result() if target_job else None
     env = target.env if target else None
     libraries = probe_libraries(
@@ -65,6 +68,7 @@ def probe_machine(
         host=host,
         driver=driver,
         gpus=gpus,
+        pci_gpus=pci_gpus,
         toolkits=toolkits,
         libraries=libraries,
         python_env=env,

@@ -1,0 +1,495 @@
+"""Pure parsers for what the NVIDIA driver tools print: nvidia-smi (table, --query-gpu CSV, -q),
+/proc/driver/nvidia/version, /etc/nv_tegra_release and the Jetson `jetson_release` summary.
+
+They take text (live output or a paste with prompts, quote marks and cut tables) and return what
+can be trusted, with a `problem` for anything garbled or cut short. They never raise.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+
+# Error states nvidia-smi prints; the first three are also facts.DRIVER_FAILURES values.
+SMI_ERRORS = (
+    "no_driver_communication",  # "NVIDIA-SMI has failed because it couldn't communicate ..."
+    "nvml_mismatch",  # "Failed to initialize NVML: Driver/library version mismatch"
+    "no_devices",  # "No devices were found"
+    "nvml_unavailable",  # "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system."
+    "nvml_no_permission",  # "Failed to initialize NVML: Insufficient Permissions"
+    "nvml_unknown_error",  # "Failed to initialize NVML: Unknown Error" (containers, cgroups)
+    "nvml_init_failed",  # any other "Failed to initialize NVML: ..."
+    "device_handle_unknown_error",  # "Unable to determine the device handle for GPU...: Unknown Error"
+    "gpu_lost",  # "... : GPU is lost. Reboot the system to recover this GPU"
+    "device_handle_error",  # any other "Unable to determine the device handle ..."
+)
+
+_ERROR_PATTERNS = (
+    ("no_driver_communication", re.compile(r"NVIDIA-SMI has failed because it couldn\S{1,3}t comm")),
+    ("nvml_mismatch", re.compile(r"Driver/library version mismatch", re.IGNORECASE)),
+    ("no_devices", re.compile(r"No devices were found")),
+    ("nvml_unavailable", re.compile(r"couldn\S{1,3}t find libnvidia-ml", re.IGNORECASE)),
+    ("nvml_no_permission", re.compile(r"Failed to initialize NVML: Insufficient Permissions")),
+    ("nvml_unknown_error", re.compile(r"Failed to initialize NVML: Unknown Error")),
+    ("nvml_init_failed", re.compile(r"Failed to initialize NVML")),
+    ("gpu_lost", re.compile(r"GPU is lost")),
+    ("device_handle_unknown_error", re.compile(r"device handle for GPU.*Unknown Error")),
+    ("device_handle_error", re.compile(r"Unable to determine the device handle")),
+)
+_BUS_ID = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]"
+_BUS_ID_RE = re.compile(_BUS_ID)
+_VERSION = r"\d+(?:\.\d+)+"
+_SMI_VERSION_RE = re.compile(rf"NVIDIA-SMI\s+({_VERSION})")
+_DRIVER_RE = re.compile(rf"Driver Version\s*:\s*({_VERSION})")
+_CUDA_RE = re.compile(rf"CUDA (?:UMD )?Version\s*:\s*({_VERSION})")
+_NVML_LIB_RE = re.compile(rf"NVML library version\s*:\s*({_VERSION})")
+_GPU_ROW_RE = re.compile(
+    r"^[>\s]*\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|\s*(\S+)[^|]*\|[^|]*\|"
+)
+_MEMORY_RE = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
+_MIG_CELL_RE = re.compile(r"^[>\s]*\|\s+\|\s+\|\s+(Enabled|Disabled|N/A)\s*\|")
+_MIG_DEVICE_RE = re.compile(
+    r"^[>\s]*\|\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+\|\s+\d+\s*MiB\s*/\s*(\d+)\s*MiB"
+)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
+
+
+@dataclass(frozen=True)
+class SmiError:
+    code: str  # one of SMI_ERRORS
+    line: str  # the line that said so
+    bus_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    """One GPU as a driver tool printed it; fields the output did not have are None."""
+
+    index: int | None
+    name: str | None  # as printed: the table truncates long names ("Tesla V100-PCIE...")
+    memory_mib: int | None = None
+    mig_mode: str | None = None  # "Enabled" | "Disabled" | None
+    bus_id: str | None = None
+    pci_id: str | None = None  # as printed, device + vendor: "0x220410DE"
+    compute_capability: str | None = None
+    uuid: str | None = None
+    driver_version: str | None = None
+    driver_model: str | None = None  # Windows: "WDDM" | "TCC" | "MCDM"
+    vbios_version: str | None = None
+
+    @property
+    def pci_device_id(self) -> str | None:
+        return normalize_pci_device_id(self.pci_id)
+
+
+@dataclass(frozen=True)
+class SmiMigDevice:
+    gpu: int
+    gi_id: int
+    ci_id: int
+    mig_dev: int
+    memory_mib: int
+
+
+@dataclass(frozen=True)
+class SmiHeader:
+    """Plain `nvidia-smi`: the banner, the GPU table and any error it printed instead."""
+
+    smi_version: str | None = None  # "NVIDIA-SMI 595.71.01": the user-space tools' own number
+    driver_version: str | None = None  # "Driver Version": under WSL the Windows driver
+    driver_max_cuda: str | None = None  # "CUDA Version"
+    gpus: tuple[SmiGpu, ...] = ()
+    mig_devices: tuple[SmiMigDevice, ...] = ()
+    errors: tuple[SmiError, ...] = ()
+    nvml_library_version: str | None = None  # printed after a version mismatch
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class SmiQuery:
+    """`nvidia-smi --query-gpu=... --format=csv`: one row per GPU."""
+
+    fields: tuple[str, ...]
+    gpus: tuple[SmiGpu, ...] = ()
+    format: str | None = None  # when the text shows the command, e.g. "csv,noheader"
+    invalid_fields: tuple[str, ...] = ()  # 'Field "compute_cap" is not a valid field to query.'
+    errors: tuple[SmiError, ...] = ()
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class SmiDetails:
+    """`nvidia-smi -q`."""
+
+    driver_version: str | None = None
+    driver_max_cuda: str | None = None
+    attached_gpus: int | None = None
+    gpus: tuple[SmiGpu, ...] = ()
+    errors: tuple[SmiError, ...] = ()
+    problem: str | None = None
+
+
+def normalize_pci_device_id(value: str | int | None) -> str | None:
+    """0x220410DE (nvidia-smi), 572854494 (NVML's pciDeviceId) or 0x2204 -> '0x2204'."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        number = value
+    else:
+        text = value.strip().lower()
+        if not re.fullmatch(r"(0x)?[0-9a-f]{1,8}", text):
+            return None
+        number = int(text, 16)
+        if len(text.replace("0x", "")) <= 4:
+            return f"0x{number:04x}"
+    if not 0 <= number <= 0xFFFFFFFF:
+        return None
+    return f"0x{(number >> 16) & 0xFFFF:04x}" if number > 0xFFFF else f"0x{number:04x}"
+
+
+def clean_text(text: str) -> tuple[str, str | None]:
+    """Drop control characters and binary noise; say so when there was any."""
+    unified = text.replace("\r\n", "\n").replace("\r", "\n")
+    cleaned, count = _CONTROL_RE.subn("", unified)
+    if count == 0:
+        return cleaned, None
+    return cleaned, f"output contains {count} non-text character(s); they were ignored"
+
+
+def find_smi_errors(text: str) -> tuple[SmiError, ...]:
+    """The error states printed in `text`, one per line, first matching pattern wins."""
+    found: list[SmiError] = []
+    for line in text.splitlines():
+        for code, pattern in _ERROR_PATTERNS:
+            if pattern.search(line):
+                bus = _BUS_ID_RE.search(line) if code.startswith(("device_", "gpu_")) else None
+                found.append(SmiError(code, line.strip(), bus.group(0) if bus else None))
+                break
+    return tuple(found)
+
+
+def parse_smi_header(text: str) -> SmiHeader:
+    """Plain `nvidia-smi` output (any driver generation, Linux, WSL, Windows, Jetson)."""
+    cleaned, noise = clean_text(text)
+    lines = cleaned.splitlines()
+    gpus, cut = _table_gpus(lines, has_mig_column="MIG M." in cleaned)
+    errors = find_smi_errors(cleaned)
+    header = SmiHeader(
+        smi_version=_first(_SMI_VERSION_RE, cleaned),
+        driver_version=_first(_DRIVER_RE, cleaned),
+        driver_max_cuda=_first(_CUDA_RE, cleaned),
+        gpus=gpus,
+        mig_devices=_mig_devices(lines),
+        errors=errors,
+        nvml_library_version=_first(_NVML_LIB_RE, cleaned),
+    )
+    problems = [p for p in (noise, cut) if p]
+    if header.smi_version is None and header.driver_version is None and not errors:
+        problems.append("no nvidia-smi banner or known error message found")
+    elif header.smi_version is not None and header.driver_version is None:
+        problems.append("the banner has no readable Driver Version")
+    return _with_problem(header, problems)
+
+
+def _table_gpus(lines: list[str], has_mig_column: bool) -> tuple[tuple[SmiGpu, ...], str | None]:
+    gpus: list[SmiGpu] = []
+    cut: str | None = None
+    for number, line in enumerate(lines):
+        row = _GPU_ROW_RE.match(line)
+        if not row:
+            continue
+        block = _block_after(lines, number)
+        memory = next((m for m in map(_MEMORY_RE.search, block) if m), None)
+        mig = next((m.group(1) for m in map(_MIG_CELL_RE.match, block) if m), None)
+        bus = row.group(4) if _BUS_ID_RE.fullmatch(row.group(4)) else None
+        index = int(row.group(1))
+        gpus.append(
+            SmiGpu(
+                index=index,
+                name=row.group(2).strip(),
+                memory_mib=int(memory.group(2)) if memory else None,
+                mig_mode=mig if has_mig_column and mig in ("Enabled", "Disabled") else None,
+                bus_id=bus,
+            )
+        )
+        if not block and number == len(lines) - 1:
+            cut = f"the output ends inside the entry of GPU {index}"
+    return tuple(gpus), cut
+
+
+def _block_after(lines: list[str], number: int) -> list[str]:
+    """The rows that belong to the GPU row at `number`: up to the next separator or GPU row."""
+    block: list[str] = []
+    for line in lines[number + 1 : number + 4]:
+        if line.lstrip("> ").startswith(("+", "|=")) or _GPU_ROW_RE.match(line):
+            break
+        block.append(line)
+    return block
+
+
+def _mig_devices(lines: list[str]) -> tuple[SmiMigDevice, ...]:
+    devices: list[SmiMigDevice] = []
+    inside = False
+    for line in lines:
+        if "MIG devices:" in line:
+            inside = True
+        elif "Processes:" in line:
+            inside = False
+        match = _MIG_DEVICE_RE.match(line) if inside else None
+        if match:
+            gpu, gi_id, ci_id, mig_dev, memory = (int(g) for g in match.groups())
+            devices.append(SmiMigDevice(gpu, gi_id, ci_id, mig_dev, memory))
+    return tuple(devices)
+
+
+def _first(pattern: re.Pattern[str], text: str) -> str | None:
+    match = pattern.search(text)
+    return match.group(1) if match else None
+
+
+def _with_problem(header: SmiHeader, problems: list[str]) -> SmiHeader:
+    if not problems:
+        return header
+    return SmiHeader(**{**header.__dict__, "problem": "; ".join(problems)})
+
+
+# --- nvidia-smi --query-gpu ------------------------------------------------------------------
+
+_FIELD_ALIASES = {
+    "gpu_name": "name",
+    "gpu_uuid": "uuid",
+    "gpu_bus_id": "pci.bus_id",
+    "compute_capability": "compute_cap",
+    "memory.total": "memory.total",
+}
+_INVALID_FIELD_RE = re.compile(r'Field "([^"]+)" is not a valid field to query')
+_QUERY_CMD_RE = re.compile(r"--query-gpu=(\S+)")
+_FORMAT_CMD_RE = re.compile(r"--format=(\S+)")
+
+
+def parse_smi_query_csv(text: str, fields: tuple[str, ...] | None = None) -> SmiQuery:
+    """CSV rows of `--query-gpu`; `fields` as asked, else read from a pasted command line."""
+    cleaned, noise = clean_text(text)
+    asked = fields or _fields_from_command(cleaned)
+    fmt = _first(_FORMAT_CMD_RE, cleaned)
+    problems = [noise] if noise else []
+    if not asked:
+        return SmiQuery((), format=fmt, problem="the queried fields are not known")
+    invalid = tuple(m.group(1) for m in _INVALID_FIELD_RE.finditer(cleaned))
+    errors = find_smi_errors(cleaned)
+    gpus: list[SmiGpu] = []
+    for line in _data_lines(cleaned, asked):
+        cells = next(csv.reader([line], skipinitialspace=True), [])
+        if len(cells) != len(asked):
+            problems.append(f"a row has {len(cells)} values, expected {len(asked)}: {line[:80]!r}")
+            continue
+        gpu, bad = _row_gpu(asked, cells)
+        gpus.append(gpu)
+        problems.extend(bad)
+    return SmiQuery(asked, tuple(gpus), fmt, invalid, errors, "; ".join(problems) or None)
+
+
+def _fields_from_command(text: str) -> tuple[str, ...]:
+    match = _QUERY_CMD_RE.search(text)
+    return tuple(f.strip() for f in match.group(1).split(",") if f.strip()) if match else ()
+
+
+def _data_lines(text: str, fields: tuple[str, ...]) -> list[str]:
+    """Lines that can be data rows: not the command, a header, an error or a blank line."""
+    keep: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip().lstrip(">").strip()
+        if not line or "nvidia-smi" in line or line.startswith(("$", "#")):
+            continue
+        if _INVALID_FIELD_RE.search(line) or find_smi_errors(line):
+            continue
+        if line.split(",")[0].strip().split(" [")[0] == fields[0] and "," in line:
+            continue  # the header row of --format=csv
+        keep.append(line)
+    return keep
+
+
+def _row_gpu(fields: tuple[str, ...], cells: list[str]) -> tuple[SmiGpu, list[str]]:
+    values: dict[str, str | None] = {}
+    for field, cell in zip(fields, cells):
+        value = cell.strip()
+        unknown = not value or value.startswith("[") or value in ("N/A", "Not Supported")
+        values[_FIELD_ALIASES.get(field, field)] = None if unknown else value
+    problems: list[str] = []
+    index = _as_int(values.get("index"), "index", problems)
+    memory = _as_int(_strip_unit(values.get("memory.total")), "memory.total", problems)
+    cc = values.get("compute_cap")
+    if cc is not None and not re.fullmatch(r"\d+\.\d+", cc):
+        problems.append(f"compute_cap {cc!r} is not a version")
+        cc = None
+    mig = values.get("mig.mode.current")
+    gpu = SmiGpu(
+        index=index,
+        name=values.get("name"),
+        memory_mib=memory,
+        mig_mode=mig if mig in ("Enabled", "Disabled") else None,
+        bus_id=values.get("pci.bus_id"),
+        pci_id=values.get("pci.device_id"),
+        compute_capability=cc,
+        uuid=values.get("uuid"),
+        driver_version=values.get("driver_version"),
+    )
+    return gpu, problems
+
+
+def _strip_unit(value: str | None) -> str | None:
+    return value.replace("MiB", "").strip() if value is not None else None
+
+
+def _as_int(value: str | None, name: str, problems: list[str]) -> int | None:
+    if value is None:
+        return None
+    if value.isdigit():
+        return int(value)
+    problems.append(f"{name} {value!r} is not a number")
+    return None
+
+
+# --- nvidia-smi -q -----------------------------------------------------------------------------
+
+_Q_GPU_RE = re.compile(rf"^\s*GPU\s+({_BUS_ID})\s*$")
+_Q_KEY_RE = re.compile(r"^(\s*)([^:]*?\S)\s+:\s*(.*?)\s*$")
+_Q_SECTION_RE = re.compile(r"^(\s*)(\S.*?)\s*$")
+
+
+def parse_smi_q(text: str) -> SmiDetails:
+    """`nvidia-smi -q`: indented "Key : Value" lines, one "GPU <bus id>" section per GPU."""
+    cleaned, noise = clean_text(text)
+    top: dict[str, str] = {}
+    sections: list[dict[str, str]] = []
+    stack: list[tuple[int, str]] = []
+    for line in cleaned.splitlines():
+        gpu = _Q_GPU_RE.match(line)
+        if gpu:
+            sections.append({"Bus Id": gpu.group(1)})
+            stack = []
+            continue
+        key = _Q_KEY_RE.match(line)
+        section = None if key else _Q_SECTION_RE.match(line)
+        match = key or section
+        if match is None or "=====" in line:
+            continue
+        indent = len(match.group(1))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if key is None:
+            stack.append((indent, match.group(2)))
+            continue
+        path = "/".join([name for _, name in stack] + [key.group(2)])
+        (sections[-1] if sections else top)[path] = key.group(3)
+    return _q_details(top, sections, noise, find_smi_errors(cleaned))
+
+
+def _q_details(
+    top: dict[str, str],
+    sections: list[dict[str, str]],
+    noise: str | None,
+    errors: tuple[SmiError, ...],
+) -> SmiDetails:
+    problems = [noise] if noise else []
+    attached = top.get("Attached GPUs", "")
+    gpus = tuple(_q_gpu(section) for section in sections)
+    if not top.get("Driver Version") and not errors:
+        problems.append("no Driver Version line found")
+    return SmiDetails(
+        driver_version=_version_or_none(top.get("Driver Version")),
+        driver_max_cuda=_version_or_none(top.get("CUDA Version")),
+        attached_gpus=int(attached) if attached.isdigit() else None,
+        gpus=gpus,
+        errors=errors,
+        problem="; ".join(problems) or None,
+    )
+
+
+def _q_gpu(section: dict[str, str]) -> SmiGpu:
+    memory = _strip_unit(section.get("FB Memory Usage/Total"))
+    mig = section.get("MIG Mode/Current")
+    return SmiGpu(
+        index=None,
+        name=section.get("Product Name"),
+        memory_mib=int(memory) if memory and memory.isdigit() else None,
+        mig_mode=mig if mig in ("Enabled", "Disabled") else None,
+        bus_id=section.get("Bus Id"),
+        pci_id=section.get("PCI/Device Id"),
+        uuid=section.get("GPU UUID"),
+        driver_model=section.get("Driver Model/Current"),
+        vbios_version=section.get("VBIOS Version"),
+    )
+
+
+def _version_or_none(value: str | None) -> str | None:
+    return value if value and re.fullmatch(_VERSION, value) else None
+
+
+# --- kernel module, Jetson ---------------------------------------------------------------------
+
+_NVRM_RE = re.compile(rf"NVRM version:.*?Kernel Module(?: for \S+)?\s+({_VERSION})")
+_TEGRA_RE = re.compile(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*(\d+(?:\.\d+)*)")
+
+
+@dataclass(frozen=True)
+class KernelModuleVersion:
+    version: str | None
+    open_kernel: bool | None  # "Open Kernel Module" (the open GPU kernel modules) or not
+    problem: str | None = None
+
+
+def parse_proc_driver_version(text: str) -> KernelModuleVersion:
+    """/proc/driver/nvidia/version: 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01 ...'."""
+    cleaned, _ = clean_text(text)
+    match = _NVRM_RE.search(cleaned)
+    if not match:
+        return KernelModuleVersion(None, None, "no 'NVRM version: ... Kernel Module <version>' line")
+    return KernelModuleVersion(match.group(1), "Open Kernel Module" in match.group(0))
+
+
+def parse_module_version(text: str) -> str | None:
+    """/sys/module/nvidia/version holds the bare version: '535.183.01\\n'."""
+    value = clean_text(text)[0].strip()
+    return value if re.fullmatch(_VERSION, value) else None
+
+
+def parse_nv_tegra_release(text: str) -> str | None:
+    """'# R36 (release), REVISION: 4.3, GCID: ...' -> '36.4.3'."""
+    match = _TEGRA_RE.search(clean_text(text)[0])
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+@dataclass(frozen=True)
+class JetsonRelease:
+    """What `jetson_release` (jetson-stats or jetsonUtilities) printed."""
+
+    model: str | None = None
+    l4t_release: str | None = None
+    jetpack: str | None = None  # None for "JetPack UNKNOWN"
+    ubuntu: str | None = None
+    kernel: str | None = None
+    cuda: str | None = None
+
+
+_JR_PATTERNS = {
+    "l4t_release": re.compile(r"L4T\s+(\d+\.\d+(?:\.\d+)?)"),
+    "jetpack": re.compile(r"Jetpack\s+(\d+(?:\.\d+)*)", re.IGNORECASE),
+    "ubuntu": re.compile(r"Ubuntu\s+(\d+\.\d+(?:\.\d+)?(?:\s+LTS)?)"),
+    "kernel": re.compile(r"(?:Kernel Version|Release)\s*:\s*(\S+)"),
+    "cuda": re.compile(r"CUDA\s*:?\s+(\d+\.\d+(?:\.\d+)*)"),
+}
+_JR_MODEL_RE = re.compile(r"(?:Model:\s*)?(NVIDIA Jetson.*?|Jetson.*?)(?:\s+-\s+Jetpack.*|\s*\[.*)?$")
+
+
+def parse_jetson_release(text: str) -> JetsonRelease:
+    cleaned, _ = clean_text(text)
+    found = {name: _first(pattern, cleaned) for name, pattern in _JR_PATTERNS.items()}
+    model = None
+    for line in cleaned.splitlines():
+        match = _JR_MODEL_RE.search(line.strip(" -*\t"))
+        if match and "L4T" not in line.split("Jetpack")[0].split("-")[0]:
+            model = match.group(1).strip()
+            break
+    return JetsonRelease(model=model, **found)
