@@ -74,6 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the JSON here")
     snap.set_defaults(handler=_cmd_snapshot)
 
+    doctor = commands.add_parser("doctor", help="what is wrong in the GPU stack, why, and the fix")
+    _target_options(doctor)
+    _output_options(doctor)
+    doctor.add_argument("--markdown", action="store_true", help="Markdown for a bug report")
+    doctor.set_defaults(handler=_cmd_doctor)
+
     kb = commands.add_parser("kb", help="the knowledge base: show, audit, refresh")
     kb_commands = kb.add_subparsers(dest="kb_command", metavar="KB_COMMAND")
     show = kb_commands.add_parser("show", help="print a table, e.g. `kb show torch --cuda 12.1`")
@@ -115,6 +121,30 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     elif not args.output:
         sys.stdout.write(render_snapshot(snapshot))
     return EXIT_OK
+
+
+def _colour_wanted() -> bool:
+    import os
+
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from gpuenv.api import load_target
+    from gpuenv.diagnose import diagnose
+    from gpuenv.kb import default_kb
+    from gpuenv.render.doctor import render_json, render_markdown, render_text
+
+    snapshot = load_target(args)
+    diagnosis = diagnose(snapshot, default_kb())
+    code = EXIT_FINDINGS if diagnosis.has_error else EXIT_OK
+    if args.json:
+        sys.stdout.write(render_json(diagnosis, snapshot, code))
+    elif args.markdown:
+        sys.stdout.write(render_markdown(diagnosis, snapshot))
+    else:
+        sys.stdout.write(render_text(diagnosis, snapshot, colour=_colour_wanted()))
+    return code
 
 
 def _cmd_kb_show(args: argparse.Namespace) -> int:
