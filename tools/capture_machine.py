@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from gpuenv.probe import ProbeOptions, here_names, probe_machine  # noqa: E402
-from gpuenv.probe.recording import RecordingMachine  # noqa: E402
-from gpuenv.redact import redact_snapshot  # noqa: E402
-from gpuenv.snapshot_io import snapshot_json  # noqa: E402
+from gpuenv.probe import ProbeOptions, here_names, probe_machine
+from gpuenv.probe.recording import RecordingMachine
+from gpuenv.redact import redact_snapshot
+from gpuenv.snapshot_io import snapshot_json
 
 ENV_KEYS = (
     "NVIDIA_VISIBLE_DEVICES",
