@@ -106,6 +106,7 @@ class ToolkitFacts:
     path: str | None
     source: str  # "nvcc" | "version.json" | "version.txt" | "conda-meta" | "CUDA_HOME"
     on_path: bool = False  # the nvcc that `nvcc` runs
+    routes: tuple[str, ...] = ()  # how it was reached: "PATH nvcc ...", "/usr/local/cuda", ...
     raw: str | None = None
     problem: str | None = None
 

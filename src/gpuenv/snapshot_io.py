@@ -173,6 +173,7 @@ def _toolkit(r: _Reader) -> ToolkitFacts:
         path=r.opt_str("path"),
         source=r.opt_str("source") or "snapshot",
         on_path=bool(r.opt_bool("on_path")),
+        routes=r.str_tuple("routes"),
         raw=r.opt_str("raw"),
         problem=r.opt_str("problem"),
     )

@@ -119,6 +119,8 @@ def _missing_libs(
 def rule_shadowed_libs(ctx: Context) -> list[Finding]:
     by_soname: dict[str, list[LibraryFacts]] = defaultdict(list)
     for lib in ctx.snapshot.libraries:
+        if lib.load_rank < 0:  # a broken link or stale entry: not loadable
+            continue
         by_soname[lib.soname].append(lib)
     shadowed = []
     for copies in by_soname.values():

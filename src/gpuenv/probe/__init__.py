@@ -57,12 +57,12 @@ def probe_machine(
         pci_gpus = pci_job.result()
         target = target_job.result() if target_job else None
     env = target.env if target else None
-    libraries = probe_libraries(
-        access,
-        env.site_packages if env else (),
-        _conda_prefix(env, access),
-        opts.command_timeout,
+    found = probe_libraries(
+        access, env.site_packages if env else (), _conda_prefix(env, access), opts.command_timeout
     )
+    # Problems that name no library (an unlistable folder, ldconfig failing) are the probe's own.
+    libraries = tuple(lib for lib in found if lib.soname)
+    problems = tuple(f"{lib.path}: {lib.problem}" for lib in found if not lib.soname)
     binaries = _scan(target, isinstance(access, LiveMachine)) if opts.scan_binaries else ()
     return Snapshot(
         host=host,
@@ -73,6 +73,7 @@ def probe_machine(
         libraries=libraries,
         python_env=env,
         binaries=binaries,
+        problems=problems,
         origin="probed",
         redacted=False,
         captured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

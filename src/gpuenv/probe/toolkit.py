@@ -14,7 +14,7 @@ import ntpath
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpuenv.facts import ToolkitFacts
 from gpuenv.probe.access import CommandResult, MachineAccess
@@ -24,8 +24,7 @@ _NVCC_RELEASE = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+)")
 _VERSION_TXT = re.compile(r"CUDA Version\s+(\d+(?:\.\d+)+)")
 _DOTTED = re.compile(r"\d+(?:\.\d+)*")
 _DIST_INFO = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._]*?)-([0-9][^-]*)\.dist-info$")
-# the wrapper's target: an absolute path ending in /bin/nvcc, e.g. `exec /usr/local/cuda-13.0/bin/nvcc`
-_WRAPPED_NVCC = re.compile(r"""(?:^|[\s"'=])(/[^\s"'`;|&<>$]*/bin/nvcc)(?=$|[\s"'`;|&<>])""", re.M)
+_SHELL_WORD_BREAK = re.compile(r"[\s\"'`;|&<>()]+")
 _CUDA_DIR_NAME = re.compile(r"^cuda-\d+(?:\.\d+)*$")
 _WINDOWS_DIR_NAME = re.compile(r"^v\d+\.\d+$")
 _CUDA_PATH_VAR = re.compile(r"^CUDA_PATH_V\d+_\d+$")
@@ -58,10 +57,12 @@ class PathStyle:
     def basename(self, path: str) -> str:
         return ntpath.basename(path) if self.windows else posixpath.basename(path)
 
+    def normpath(self, path: str) -> str:
+        return ntpath.normpath(path) if self.windows else posixpath.normpath(path)
+
     def key(self, path: str) -> str:
-        """Comparison key: case-folded on Windows, without a trailing separator."""
-        norm = ntpath.normcase(ntpath.normpath(path)) if self.windows else posixpath.normpath(path)
-        return norm
+        """Comparison key: normalised, and case-folded on Windows."""
+        return ntpath.normcase(self.normpath(path)) if self.windows else self.normpath(path)
 
     def split_list(self, value: str) -> list[str]:
         """A PATH-like variable; empty entries dropped."""
@@ -91,7 +92,7 @@ class FoundToolkit:
 
 
 def parse_nvcc_version(text: str) -> str | None:
-    """'13.0.88' from 'Cuda compilation tools, release 13.0, V13.0.88'; '13.0' without the V part."""
+    """'13.0.88' from 'Cuda compilation tools, release 13.0, V13.0.88'; '13.0' without a V."""
     full = _NVCC_FULL.search(text)
     if full:
         return full.group(2)
@@ -146,8 +147,11 @@ def parse_wrapper_target(text: str) -> str | None:
     """The nvcc a shell wrapper runs: '#!/bin/sh\\nexec /usr/local/cuda-13.0/bin/nvcc "$@"'."""
     if not text.startswith("#!"):
         return None
-    match = _WRAPPED_NVCC.search(text)
-    return match.group(1) if match else None
+    for word in _SHELL_WORD_BREAK.split(text):
+        candidate = word.split("=", 1)[-1]  # NVCC=/usr/lib/nvidia-cuda-toolkit/bin/nvcc
+        if candidate.startswith("/") and candidate.endswith("/bin/nvcc") and "$" not in candidate:
+            return candidate
+    return None
 
 
 # ---- probing ------------------------------------------------------------------------------------
@@ -156,7 +160,8 @@ def parse_wrapper_target(text: str) -> str | None:
 @dataclass(frozen=True)
 class _Route:
     root: str  # a toolkit directory, or the nvcc file when its directory is unknown
-    route: str
+    route: str  # the whole story: "PATH nvcc /usr/local/bin/nvcc (wrapper for ...)"
+    label: str  # the source of a fact without a version: "PATH", "CUDA_HOME", "directory"
 
 
 @dataclass(frozen=True)
@@ -173,7 +178,7 @@ class _Version:
 
 
 def probe_toolkits(machine: MachineAccess, timeout: float = 10.0) -> tuple[ToolkitFacts, ...]:
-    return tuple(found.facts for found in find_toolkits(machine, timeout))
+    return tuple(replace(f.facts, routes=f.routes) for f in find_toolkits(machine, timeout))
 
 
 def find_toolkits(machine: MachineAccess, timeout: float = 10.0) -> tuple[FoundToolkit, ...]:
@@ -182,11 +187,12 @@ def find_toolkits(machine: MachineAccess, timeout: float = 10.0) -> tuple[FoundT
     env = machine.environ()
     nvcc = _nvcc_on_path(machine, paths, env, timeout)
     routes = [nvcc.route] if nvcc else []
-    routes += _env_routes(env) + _dir_routes(machine, paths, env) + _conda_routes(machine, env)
+    routes += _env_routes(paths, env) + _dir_routes(machine, paths, env)
+    routes += _conda_routes(machine, paths, env)
+    nvcc_key = _group_key(machine, paths, nvcc.route.root) if nvcc else None
     found = []
-    for root, names in _group(machine, paths, routes).items():
-        on_path = nvcc is not None and root == _group_key(machine, paths, nvcc.route.root)
-        facts = _describe(machine, paths, names[0], nvcc if on_path else None, timeout)
+    for key, names in _group(machine, paths, routes).items():
+        facts = _describe(machine, paths, names[0], nvcc if key == nvcc_key else None, timeout)
         found.append(FoundToolkit(facts, tuple(name.route for name in names)))
     return tuple(found)
 
@@ -204,9 +210,10 @@ def _nvcc_on_path(
     if target:
         route += f" (wrapper for {target})"
         real = machine.realpath(target)
-    root = _toolkit_root(machine, paths, real) or real
+    # conda links $PREFIX/bin/nvcc into targets/<arch>/bin/: its PATH location names the toolkit
+    root = _toolkit_root(machine, paths, real) or _toolkit_root(machine, paths, nvcc) or real
     result = machine.run([nvcc, "--version"], timeout=timeout)
-    return _PathNvcc(_Route(root, route), result)
+    return _PathNvcc(_Route(root, route, "PATH"), result)
 
 
 def _which(
@@ -236,26 +243,26 @@ def _toolkit_root(machine: MachineAccess, paths: PathStyle, nvcc: str) -> str | 
     return None
 
 
-def _env_routes(env: Mapping[str, str]) -> list[_Route]:
-    names = ["CUDA_HOME", "CUDA_PATH"] + sorted(n for n in env if _CUDA_PATH_VAR.match(n))
-    return [_Route(env[n].strip(), n) for n in names if env.get(n, "").strip()]
+def _env_routes(paths: PathStyle, env: Mapping[str, str]) -> list[_Route]:
+    names = ["CUDA_HOME", "CUDA_PATH", *sorted(n for n in env if _CUDA_PATH_VAR.match(n))]
+    return [_Route(paths.normpath(env[n].strip()), n, n) for n in names if env.get(n, "").strip()]
 
 
 def _dir_routes(machine: MachineAccess, paths: PathStyle, env: Mapping[str, str]) -> list[_Route]:
     if paths.windows:
         base = paths.join(env.get("ProgramFiles", r"C:\Program Files"), _WINDOWS_TOOLKITS)
         found = [n for n in machine.list_dir(base) or [] if _WINDOWS_DIR_NAME.match(n)]
-        return [_Route(paths.join(base, n), paths.join(base, n)) for n in found]
+        return [_Route(paths.join(base, n), paths.join(base, n), "directory") for n in found]
     versioned = [n for n in machine.list_dir("/usr/local") or [] if _CUDA_DIR_NAME.match(n)]
     candidates = ["/usr/local/cuda", *(f"/usr/local/{n}" for n in versioned), "/opt/cuda"]
-    return [_Route(c, c) for c in candidates if machine.exists(c)]
+    return [_Route(c, c, "directory") for c in candidates if machine.exists(c)]
 
 
-def _conda_routes(machine: MachineAccess, env: Mapping[str, str]) -> list[_Route]:
+def _conda_routes(machine: MachineAccess, paths: PathStyle, env: Mapping[str, str]) -> list[_Route]:
     prefix = env.get("CONDA_PREFIX", "").strip()
-    if not prefix or not _conda_toolkit_files(machine, path_style(machine), prefix):
+    if not prefix or not _conda_toolkit_files(machine, paths, prefix):
         return []
-    return [_Route(prefix, "CONDA_PREFIX")]
+    return [_Route(prefix, "CONDA_PREFIX", "CONDA_PREFIX")]
 
 
 def _conda_toolkit_files(machine: MachineAccess, paths: PathStyle, prefix: str) -> list[str]:
@@ -288,11 +295,11 @@ def _describe(
     if nvcc is not None:
         return _from_path_nvcc(machine, paths, root, nvcc)
     if not machine.exists(root):
-        return ToolkitFacts(None, root, first.route, problem=f"{first.route}: no such directory")
+        return ToolkitFacts(None, root, first.label, problem=f"{first.route}: no such directory")
     version, notes = _read_version(machine, paths, root, timeout)
     if version is None:
         problem = "; ".join(notes) or "no version.json, version.txt, dist-info, conda-meta or nvcc"
-        return ToolkitFacts(None, root, first.route, problem=problem)
+        return ToolkitFacts(None, root, first.label, problem=problem)
     return ToolkitFacts(version.value, root, version.source, raw=version.raw)
 
 
