@@ -1,9 +1,9 @@
 """Which GPU architectures a shared library carries, read from its `.nv_fatbin` section.
 
 Only headers are read: the ELF or PE section table, then each fatbin container header and each
-entry header in the section. Payloads (compressed or not) are skipped, so a 500 MB library costs a
-few thousand small reads. Reads are positioned reads rather than mmap: a library rewritten while it
-is scanned (pip upgrading it) must give a problem text, not a SIGBUS.
+entry header in the section. Payloads (compressed or not) are skipped: a 500 MB library costs one
+small read per entry, some tens of thousands. Reads are positioned reads rather than mmap: a
+library rewritten while it is scanned (pip upgrading it) must give a problem text, not a SIGBUS.
 
 The layout, as nvcc 13.0 writes it (little-endian; checked on files it built):
 
@@ -11,8 +11,9 @@ The layout, as nvcc 13.0 writes it (little-endian; checked on files it built):
       0x00 u32 magic 0xBA55ED50   0x04 u16 version (1)   0x06 u16 header size (16)
       0x08 u64 size of the entries that follow
     entry header, 0x40 bytes or more (the rest holds compile options and the object name)
-      0x00 u16 kind: 1 PTX, 2 ELF (SASS), 8 LTO IR       0x04 u32 header size
-      0x08 u64 payload size     0x10 u32 compressed size    0x1c u32 arch (75, 90, 100 ...)
+      0x00 u16 kind: 1 PTX, 2 ELF (SASS), 8 LTO IR, 0x10 also ELF (see KIND_ELF_OTHER)
+      0x04 u32 header size      0x08 u64 payload size       0x10 u32 compressed size
+      0x1c u32 arch (75, 90, 100 ...)
       0x28 u64 flags: 0x100000 arch-specific (sm_90a), 0x200000 family (sm_100f),
                       0x2000 LZ4-compressed, 0x8000 Zstandard-compressed, 0x2 debug (-G)
 
@@ -35,16 +36,22 @@ SECTION_NAMES = (".nv_fatbin", ".nv_fatb")  # ELF / long PE name; PE image name 
 
 KIND_PTX = 1
 KIND_ELF = 2
+# Not written by nvcc 13.0 for plain -gencode builds; cuBLASLt 13 holds such entries and cuobjdump
+# --list-elf lists them as ELF, as reverse-engineering notes on the format report. Taken as SASS.
+KIND_ELF_OTHER = 0x10
 FLAG_ARCH_SPECIFIC = 0x100000
 FLAG_FAMILY = 0x200000
 
 _CONTAINER = struct.Struct("<IHHQ")  # magic, version, header size, entries size
 _ENTRY = struct.Struct("<HHIQ12xI8xQ")  # kind, version, header size, payload size, arch, flags
 _MIN_ENTRY_HEADER = 0x40
-_MAX_HEADER = 0x10000  # any header larger than this is corruption, not a future format
+# headers larger than these are corruption, not a future format (entries hold option strings)
+_MAX_CONTAINER_HEADER = 0x100
+_MAX_ENTRY_HEADER = 0x10000
 _MAX_PADDING = 4096  # zeros allowed between containers (section alignment)
 _MAX_STRTAB = 1 << 20
 _MAX_PROBLEMS = 5
+_MAX_HEADERS = 1_000_000  # a crafted file of tiny containers must not take minutes
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,8 @@ def scan_fatbin(path: str) -> FatbinScan:
         if not reader.regular:  # swapped for something else since the stat
             return _failed(path, "unknown", "not a regular file")
         return _scan(reader, path)
+    except OSError as exc:
+        return _failed(path, "unknown", _os_problem(exc))
     finally:
         os.close(fd)
 
@@ -88,7 +97,7 @@ def scan_fatbin_bytes(data: bytes, name: str = "<bytes>") -> FatbinScan:
     """Like `scan_fatbin`, on the bytes of a whole file."""
     if not data:
         return _failed(name, "unknown", "empty file")
-    return _scan(_BytesReader(bytes(data)), name)
+    return _scan(_BytesReader(data if isinstance(data, bytes) else bytes(data)), name)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -142,16 +151,17 @@ def _not_scannable(path: str) -> str | None:
     return None
 
 
+_OS_PROBLEMS = {
+    errno.ENOENT: "file not found",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ELOOP: "symlink loop (too many levels of symbolic links)",
+    errno.EISDIR: "is a directory",
+}
+
+
 def _os_problem(exc: OSError) -> str:
-    known = {
-        errno.ENOENT: "file not found",
-        errno.EACCES: "permission denied",
-        errno.EPERM: "permission denied",
-        errno.ELOOP: "symlink loop (too many levels of symbolic links)",
-        errno.ENAMETOOLONG: "file name too long",
-        errno.EISDIR: "is a directory",
-    }
-    return known.get(exc.errno or 0, f"cannot read file: {exc.strerror or exc}")
+    return _OS_PROBLEMS.get(exc.errno or 0, f"cannot read file: {exc.strerror or exc}")
 
 
 # -- the scan ---------------------------------------------------------------------------------
@@ -168,6 +178,7 @@ class _Found:
     sass: set[str] = field(default_factory=set)
     ptx: set[str] = field(default_factory=set)
     entries: int = 0
+    headers: int = 0  # containers and entries read
     problems: list[str] = field(default_factory=list)
 
 
@@ -235,64 +246,70 @@ def _clip(reader: _Reader, name: str, offset: int, size: int, problems: list[str
 # -- ELF --------------------------------------------------------------------------------------
 
 
-def _elf_sections(reader: _Reader, head: bytes, problems: list[str]) -> list[_Span]:
-    is64 = head[4:5] == b"\x02"
-    endian = ">" if head[5:6] == b"\x02" else "<"
-    layout = (endian + "Q6xHHH", 0x28, 64) if is64 else (endian + "I6xHHH", 0x20, 40)
-    fmt, at, min_entsize = layout
-    if len(head) < at + struct.calcsize(fmt):
-        problems.append("truncated ELF header")
+# (file header: e_shoff, e_shentsize, e_shnum, e_shstrndx; where it starts;
+#  section header: sh_name, sh_type, sh_flags, sh_offset, sh_size, sh_link)
+_ELF64 = ("Q10xHHH", 0x28, "IIQ8xQQI")
+_ELF32 = ("I10xHHH", 0x20, "III4xIII")
+_ElfLayout = tuple[struct.Struct, int, struct.Struct]
+_SHT_NOBITS = 8
+_SHF_COMPRESSED = 0x800
+
+
+def _elf_layout(ident: bytes) -> _ElfLayout | None:
+    if len(ident) < 6 or ident[4] not in (1, 2):
+        return None
+    endian = ">" if ident[5] == 2 else "<"
+    header, at, section = _ELF64 if ident[4] == 2 else _ELF32
+    return struct.Struct(endian + header), at, struct.Struct(endian + section)
+
+
+def _elf_sections(reader: _Reader, problems: list[str]) -> list[_Span]:
+    layout = _elf_layout(reader.read(0, 6))
+    head = b"" if layout is None else reader.read(layout[1], layout[0].size)
+    if layout is None or len(head) < layout[0].size:
+        problems.append("truncated or unsupported ELF header")
         return []
-    shoff, entsize, shnum, shstrndx = struct.unpack_from(fmt, head, at)
+    shoff, entsize, shnum, shstrndx = layout[0].unpack(head)
     if shoff == 0:
         problems.append("no ELF section header table (stripped?)")
         return []
-    if entsize < min_entsize:
+    if entsize < layout[2].size:
         problems.append(f"bad ELF section header size {entsize}")
         return []
-    sections = _elf_section_table(reader, endian, is64, shoff, entsize, shnum, shstrndx, problems)
-    return [_clip(reader, n, o, s, problems) for n, o, s in sections]
-
-
-def _elf_section_table(
-    reader: _Reader,
-    endian: str,
-    is64: bool,
-    shoff: int,
-    entsize: int,
-    shnum: int,
-    shstrndx: int,
-    problems: list[str],
-) -> list[tuple[str, int, int]]:
-    record = struct.Struct(endian + ("I4xQ8xQQI" if is64 else "I4xI4xIII"))  # name,flags,off,size,link
-    first = reader.read(shoff, entsize)
-    if len(first) < entsize:
-        problems.append(_past_end("ELF section header table", shoff, reader.size))
+    rows = _elf_rows(reader, layout[2], shoff, entsize, shnum, problems)
+    if rows is None:
         return []
-    _, _, _, size0, link0 = record.unpack_from(first)
-    shnum = shnum or size0  # extended numbering: the counts live in section 0
-    shstrndx = link0 if shstrndx == 0xFFFF else shstrndx
-    table = reader.read(shoff, shnum * entsize)
-    if len(table) < shnum * entsize:
-        problems.append(_past_end("ELF section header table", shoff, reader.size))
-        return []
-    rows = [record.unpack_from(table, i * entsize) for i in range(shnum)]
-    types = [struct.unpack_from(endian + "I", table, i * entsize + 4)[0] for i in range(shnum)]
-    if shstrndx >= shnum:
+    shstrndx = rows[0][5] if shstrndx == 0xFFFF else shstrndx  # extended numbering
+    if shstrndx >= len(rows):
         problems.append(f"bad ELF section name table index {shstrndx}")
         return []
-    strtab = reader.read(rows[shstrndx][2], min(rows[shstrndx][3], _MAX_STRTAB))
-    found = []
-    for (name_at, flags, offset, size, _), kind in zip(rows, types):
-        if _cstring(strtab, name_at) != ".nv_fatbin":
-            continue
-        if kind == 8:  # SHT_NOBITS: a debug-only copy holds no section data
-            problems.append("section .nv_fatbin has no data in this file (SHT_NOBITS)")
-        elif flags & 0x800:  # SHF_COMPRESSED
-            problems.append("section .nv_fatbin is compressed (SHF_COMPRESSED); not read")
-        else:
-            found.append((".nv_fatbin", offset, size))
-    return found
+    strtab = reader.read(rows[shstrndx][3], min(rows[shstrndx][4], _MAX_STRTAB))
+    found = [row for row in rows if _cstring(strtab, row[0]) == ".nv_fatbin"]
+    return [s for s in (_elf_span(reader, row, problems) for row in found) if s is not None]
+
+
+def _elf_rows(
+    reader: _Reader, row: struct.Struct, shoff: int, entsize: int, shnum: int, problems: list[str]
+) -> list[tuple[int, ...]] | None:
+    first = reader.read(shoff, entsize)
+    if len(first) == entsize and shnum == 0:  # extended numbering: the count is in section 0
+        shnum = row.unpack_from(first)[4]
+    if len(first) < entsize or shoff + shnum * entsize > reader.size:
+        problems.append(_past_end("ELF section header table", shoff, reader.size))
+        return None
+    table = reader.read(shoff, shnum * entsize)
+    return [row.unpack_from(table, i * entsize) for i in range(shnum)]
+
+
+def _elf_span(reader: _Reader, row: tuple[int, ...], problems: list[str]) -> _Span | None:
+    _, kind, flags, offset, size, _ = row
+    if kind == _SHT_NOBITS:  # a debug-only copy holds no section data
+        problems.append("section .nv_fatbin has no data in this file (SHT_NOBITS)")
+        return None
+    if flags & _SHF_COMPRESSED:
+        problems.append("section .nv_fatbin is compressed (SHF_COMPRESSED); not read")
+        return None
+    return _clip(reader, ".nv_fatbin", offset, size, problems)
 
 
 def _cstring(table: bytes, at: int) -> str:
@@ -351,7 +368,7 @@ def _pe_name(reader: _Reader, raw: bytes, strtab_at: int) -> str:
 
 def _walk_section(reader: _Reader, span: _Span, found: _Found) -> None:
     offset, end = span.offset, span.offset + span.size
-    while offset < end:
+    while offset < end and not _too_many(found):
         offset = _skip_padding(reader, offset, end, found.problems)
         if offset >= end:
             return
@@ -359,6 +376,15 @@ def _walk_section(reader: _Reader, span: _Span, found: _Found) -> None:
         if next_offset is None:
             return
         offset = next_offset
+
+
+def _too_many(found: _Found) -> bool:
+    if found.headers < _MAX_HEADERS:
+        return False
+    message = f"more than {_MAX_HEADERS} fatbin headers; scan stopped"
+    if message not in found.problems:
+        found.problems.append(message)
+    return True
 
 
 def _skip_padding(reader: _Reader, offset: int, end: int, problems: list[str]) -> int:
@@ -384,11 +410,13 @@ def _walk_container(reader: _Reader, offset: int, end: int, found: _Found) -> in
     if len(head) < _CONTAINER.size or offset + _CONTAINER.size > end:
         found.problems.append(f"truncated fatbin header at offset {offset:#x}")
         return None
+    found.headers += 1
     _, version, header_size, entries_size = _CONTAINER.unpack(head)
-    if not _CONTAINER.size <= header_size <= _MAX_HEADER:
+    if not _CONTAINER.size <= header_size <= _MAX_CONTAINER_HEADER:
         found.problems.append(f"bad fatbin header size {header_size} at offset {offset:#x}")
         return None
-    start, stop = offset + header_size, offset + header_size + entries_size
+    start = offset + int(header_size)
+    stop = start + int(entries_size)
     if version != 1:
         found.problems.append(f"unknown fatbin version {version} at offset {offset:#x}; skipped")
         return stop if stop <= end else None
@@ -404,13 +432,14 @@ def _walk_container(reader: _Reader, offset: int, end: int, found: _Found) -> in
 
 
 def _walk_entries(reader: _Reader, offset: int, stop: int, found: _Found) -> None:
-    while offset < stop:
+    while offset < stop and not _too_many(found):
+        found.headers += 1
         head = reader.read(offset, _ENTRY.size)
         if len(head) < _ENTRY.size or offset + _ENTRY.size > stop:
             found.problems.append(f"truncated fatbin entry header at offset {offset:#x}")
             return
         kind, _, header_size, payload_size, arch, flags = _ENTRY.unpack(head)
-        if not _MIN_ENTRY_HEADER <= header_size <= _MAX_HEADER:
+        if not _MIN_ENTRY_HEADER <= header_size <= _MAX_ENTRY_HEADER:
             found.problems.append(f"bad fatbin entry header size {header_size} at {offset:#x}")
             return
         after = offset + header_size + payload_size
@@ -426,13 +455,13 @@ def _walk_entries(reader: _Reader, offset: int, stop: int, found: _Found) -> Non
 
 def _record(kind: int, arch: int, flags: int, offset: int, found: _Found) -> None:
     found.entries += 1
-    if kind not in (KIND_PTX, KIND_ELF):
+    if kind not in (KIND_PTX, KIND_ELF, KIND_ELF_OTHER):
         return  # LTO IR and kinds unknown today carry nothing a driver runs directly
     if not 10 <= arch < 10000:
         found.problems.append(f"implausible architecture {arch} in entry at {offset:#x}")
         return
     suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
-    if kind == KIND_ELF:
+    if kind != KIND_PTX:
         found.sass.add(f"sm_{arch}{suffix}")
     else:
         found.ptx.add(f"compute_{arch}{suffix}")
