@@ -63,9 +63,8 @@ def main() -> int:
         theirs = timed(collect, args.runs)
         print(f"gpuenv snapshot     median {statistics.median(ours):.3f} s  (runs: {args.runs})")
         print(f"torch collect_env   median {statistics.median(theirs):.3f} s")
-        print(
-            f"ratio               {statistics.median(ours) / statistics.median(theirs):.2f} (target ≤ 0.10)"
-        )
+        ratio = statistics.median(ours) / statistics.median(theirs)
+        print(f"ratio               {ratio:.2f} (target ≤ 0.10)")
         lib = largest_library(python)
         if lib:
             scan_fatbin(str(lib))
