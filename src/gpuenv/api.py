@@ -30,7 +30,7 @@ def take_snapshot(
 
         snapshot = read_snapshot(from_file)
     else:
-        from gpuenv.probe import ProbeOptions, here_names, probe_machine
+        from gpuenv.probe.run import ProbeOptions, here_names, probe_machine
 
         options = ProbeOptions(interpreter=python, command_timeout=timeout)
         snapshot = probe_machine(machine, options)

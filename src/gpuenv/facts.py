@@ -47,6 +47,12 @@ DRIVER_FAILURES = (
     "visible_devices_hide_all",  # CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES hides every GPU
     "nvml_unavailable",  # libnvidia-ml not loadable
     "libcuda_unavailable",  # libcuda not loadable
+    "nvml_no_permission",  # "Failed to initialize NVML: Insufficient Permissions"
+    "nvml_unknown_error",  # "Failed to initialize NVML: Unknown Error" (containers, cgroups)
+    "nvml_init_failed",  # any other "Failed to initialize NVML: ..."
+    "gpu_lost",  # "GPU is lost. Reboot the system to recover this GPU"
+    "device_handle_unknown_error",  # "Unable to determine the device handle for GPU...: Unknown"
+    "device_handle_error",  # any other "Unable to determine the device handle ..."
 )
 
 

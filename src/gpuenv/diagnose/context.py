@@ -13,7 +13,15 @@ from gpuenv.kb.query.gpus import gpu_by_name, gpu_by_pci_id
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 
 # Failures after which the driver cannot be used at all.
-DRIVER_DEAD = ("no_driver_communication", "nvml_mismatch", "timed_out")
+DRIVER_DEAD = (
+    "no_driver_communication",
+    "nvml_mismatch",
+    "timed_out",
+    "gpu_lost",
+    "nvml_unknown_error",
+    "nvml_no_permission",
+    "device_handle_unknown_error",
+)
 
 
 @dataclass(frozen=True)

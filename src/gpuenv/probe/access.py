@@ -144,8 +144,10 @@ class LiveMachine:
             return FileRead(path, None, "permission denied")
         except OSError as exc:
             return FileRead(path, None, f"unreadable: {exc.strerror or exc}")
-        if b"\x00" in data[:4096]:
+        # /proc/device-tree strings end in NUL; a NUL anywhere else means binary
+        if b"\x00" in data.rstrip(b"\x00")[:4096]:
             return FileRead(path, None, "not a text file")
+        data = data.rstrip(b"\x00")
         return FileRead(path, data.decode("utf-8", "replace"))
 
     def list_dir(self, path: str) -> list[str] | None:

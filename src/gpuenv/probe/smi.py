@@ -1,5 +1,5 @@
 """Pure parsers for what the NVIDIA driver tools print: nvidia-smi (table, --query-gpu CSV, -q),
-/proc/driver/nvidia/version, /etc/nv_tegra_release and the Jetson `jetson_release` summary.
+/proc/driver/nvidia/version and /sys/module/nvidia/version.
 
 They take text (live output or a paste with prompts, quote marks and cut tables) and return what
 can be trusted, with a `problem` for anything garbled or cut short. They never raise.
@@ -8,6 +8,7 @@ can be trusted, with a `problem` for anything garbled or cut short. They never r
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -20,13 +21,13 @@ SMI_ERRORS = (
     "nvml_no_permission",  # "Failed to initialize NVML: Insufficient Permissions"
     "nvml_unknown_error",  # "Failed to initialize NVML: Unknown Error" (containers, cgroups)
     "nvml_init_failed",  # any other "Failed to initialize NVML: ..."
-    "device_handle_unknown_error",  # "Unable to determine the device handle for GPU...: Unknown Error"
+    "device_handle_unknown_error",  # "Unable to determine the device handle for GPU…: Unknown …"
     "gpu_lost",  # "... : GPU is lost. Reboot the system to recover this GPU"
     "device_handle_error",  # any other "Unable to determine the device handle ..."
 )
 
 _ERROR_PATTERNS = (
-    ("no_driver_communication", re.compile(r"NVIDIA-SMI has failed because it couldn\S{1,3}t comm")),
+    ("no_driver_communication", re.compile(r"NVIDIA-SMI has failed because it couldn\S{1,3}t")),
     ("nvml_mismatch", re.compile(r"Driver/library version mismatch", re.IGNORECASE)),
     ("no_devices", re.compile(r"No devices were found")),
     ("nvml_unavailable", re.compile(r"couldn\S{1,3}t find libnvidia-ml", re.IGNORECASE)),
@@ -44,9 +45,7 @@ _SMI_VERSION_RE = re.compile(rf"NVIDIA-SMI\s+({_VERSION})")
 _DRIVER_RE = re.compile(rf"Driver Version\s*:\s*({_VERSION})")
 _CUDA_RE = re.compile(rf"CUDA (?:UMD )?Version\s*:\s*({_VERSION})")
 _NVML_LIB_RE = re.compile(rf"NVML library version\s*:\s*({_VERSION})")
-_GPU_ROW_RE = re.compile(
-    r"^[>\s]*\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|\s*(\S+)[^|]*\|[^|]*\|"
-)
+_GPU_ROW_RE = re.compile(r"^[>\s]*\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|\s*(\S+)")
 _MEMORY_RE = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
 _MIG_CELL_RE = re.compile(r"^[>\s]*\|\s+\|\s+\|\s+(Enabled|Disabled|N/A)\s*\|")
 _MIG_DEVICE_RE = re.compile(
@@ -137,15 +136,13 @@ def normalize_pci_device_id(value: str | int | None) -> str | None:
     if isinstance(value, int):
         number = value
     else:
-        text = value.strip().lower()
-        if not re.fullmatch(r"(0x)?[0-9a-f]{1,8}", text):
+        match = re.fullmatch(r"(?:0x)?([0-9a-f]{1,8})", value.strip().lower())
+        if not match:
             return None
-        number = int(text, 16)
-        if len(text.replace("0x", "")) <= 4:
-            return f"0x{number:04x}"
+        number = int(match.group(1), 16)
     if not 0 <= number <= 0xFFFFFFFF:
         return None
-    return f"0x{(number >> 16) & 0xFFFF:04x}" if number > 0xFFFF else f"0x{number:04x}"
+    return f"0x{number >> 16:04x}" if number > 0xFFFF else f"0x{number:04x}"
 
 
 def clean_text(text: str) -> tuple[str, str | None]:
@@ -199,7 +196,7 @@ def _table_gpus(lines: list[str], has_mig_column: bool) -> tuple[tuple[SmiGpu, .
         row = _GPU_ROW_RE.match(line)
         if not row:
             continue
-        block = _block_after(lines, number)
+        block, closed = _block_after(lines, number)
         memory = next((m for m in map(_MEMORY_RE.search, block) if m), None)
         mig = next((m.group(1) for m in map(_MIG_CELL_RE.match, block) if m), None)
         bus = row.group(4) if _BUS_ID_RE.fullmatch(row.group(4)) else None
@@ -213,19 +210,20 @@ def _table_gpus(lines: list[str], has_mig_column: bool) -> tuple[tuple[SmiGpu, .
                 bus_id=bus,
             )
         )
-        if not block and number == len(lines) - 1:
+        if memory is None and not closed:
             cut = f"the output ends inside the entry of GPU {index}"
     return tuple(gpus), cut
 
 
-def _block_after(lines: list[str], number: int) -> list[str]:
-    """The rows that belong to the GPU row at `number`: up to the next separator or GPU row."""
+def _block_after(lines: list[str], number: int) -> tuple[list[str], bool]:
+    """The rows of the GPU row at `number`, up to the next separator or GPU row; and whether the
+    entry ends properly (False when the text stops first)."""
     block: list[str] = []
     for line in lines[number + 1 : number + 4]:
         if line.lstrip("> ").startswith(("+", "|=")) or _GPU_ROW_RE.match(line):
-            break
+            return block, True
         block.append(line)
-    return block
+    return block, len(block) == 3
 
 
 def _mig_devices(lines: list[str]) -> tuple[SmiMigDevice, ...]:
@@ -251,7 +249,7 @@ def _first(pattern: re.Pattern[str], text: str) -> str | None:
 def _with_problem(header: SmiHeader, problems: list[str]) -> SmiHeader:
     if not problems:
         return header
-    return SmiHeader(**{**header.__dict__, "problem": "; ".join(problems)})
+    return dataclasses.replace(header, problem="; ".join(problems))
 
 
 # --- nvidia-smi --query-gpu ------------------------------------------------------------------
@@ -427,10 +425,9 @@ def _version_or_none(value: str | None) -> str | None:
     return value if value and re.fullmatch(_VERSION, value) else None
 
 
-# --- kernel module, Jetson ---------------------------------------------------------------------
+# --- kernel module ---------------------------------------------------------------------------
 
 _NVRM_RE = re.compile(rf"NVRM version:.*?Kernel Module(?: for \S+)?\s+({_VERSION})")
-_TEGRA_RE = re.compile(r"#\s*R(\d+)\s*\(release\),\s*REVISION:\s*(\d+(?:\.\d+)*)")
 
 
 @dataclass(frozen=True)
@@ -441,11 +438,11 @@ class KernelModuleVersion:
 
 
 def parse_proc_driver_version(text: str) -> KernelModuleVersion:
-    """/proc/driver/nvidia/version: 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01 ...'."""
+    """/proc/driver/nvidia/version: 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.183.01'."""
     cleaned, _ = clean_text(text)
     match = _NVRM_RE.search(cleaned)
     if not match:
-        return KernelModuleVersion(None, None, "no 'NVRM version: ... Kernel Module <version>' line")
+        return KernelModuleVersion(None, None, "no 'NVRM version: … Kernel Module <version>' line")
     return KernelModuleVersion(match.group(1), "Open Kernel Module" in match.group(0))
 
 
@@ -453,43 +450,3 @@ def parse_module_version(text: str) -> str | None:
     """/sys/module/nvidia/version holds the bare version: '535.183.01\\n'."""
     value = clean_text(text)[0].strip()
     return value if re.fullmatch(_VERSION, value) else None
-
-
-def parse_nv_tegra_release(text: str) -> str | None:
-    """'# R36 (release), REVISION: 4.3, GCID: ...' -> '36.4.3'."""
-    match = _TEGRA_RE.search(clean_text(text)[0])
-    return f"{match.group(1)}.{match.group(2)}" if match else None
-
-
-@dataclass(frozen=True)
-class JetsonRelease:
-    """What `jetson_release` (jetson-stats or jetsonUtilities) printed."""
-
-    model: str | None = None
-    l4t_release: str | None = None
-    jetpack: str | None = None  # None for "JetPack UNKNOWN"
-    ubuntu: str | None = None
-    kernel: str | None = None
-    cuda: str | None = None
-
-
-_JR_PATTERNS = {
-    "l4t_release": re.compile(r"L4T\s+(\d+\.\d+(?:\.\d+)?)"),
-    "jetpack": re.compile(r"Jetpack\s+(\d+(?:\.\d+)*)", re.IGNORECASE),
-    "ubuntu": re.compile(r"Ubuntu\s+(\d+\.\d+(?:\.\d+)?(?:\s+LTS)?)"),
-    "kernel": re.compile(r"(?:Kernel Version|Release)\s*:\s*(\S+)"),
-    "cuda": re.compile(r"CUDA\s*:?\s+(\d+\.\d+(?:\.\d+)*)"),
-}
-_JR_MODEL_RE = re.compile(r"(?:Model:\s*)?(NVIDIA Jetson.*?|Jetson.*?)(?:\s+-\s+Jetpack.*|\s*\[.*)?$")
-
-
-def parse_jetson_release(text: str) -> JetsonRelease:
-    cleaned, _ = clean_text(text)
-    found = {name: _first(pattern, cleaned) for name, pattern in _JR_PATTERNS.items()}
-    model = None
-    for line in cleaned.splitlines():
-        match = _JR_MODEL_RE.search(line.strip(" -*\t"))
-        if match and "L4T" not in line.split("Jetpack")[0].split("-")[0]:
-            model = match.group(1).strip()
-            break
-    return JetsonRelease(model=model, **found)
