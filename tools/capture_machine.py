@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from gpuenv.probe.run import ProbeOptions, here_names, probe_machine
 from gpuenv.probe.recording import RecordingMachine
+from gpuenv.probe.run import ProbeOptions, here_names, probe_machine
 from gpuenv.redact import redact_snapshot
 from gpuenv.snapshot_io import snapshot_json
 
