@@ -35,3 +35,20 @@ def _machine_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(subprocess.Popen, "__init__", _refuse)
     monkeypatch.setattr(ctypes, "CDLL", _refuse)
     monkeypatch.setattr(ctypes.cdll, "LoadLibrary", _refuse)
+
+
+@pytest.fixture(scope="session")
+def cpu_torch_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real venv with the CPU torch 2.13.0 wheel (taken from a local file); its python path."""
+    import sys
+
+    venv = tmp_path_factory.mktemp("cpu-torch") / "venv"
+    python = venv / "bin" / "python"
+    for argv in (
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(python), "-m", "pip", "install", "-q", "torch==2.13.0"],
+    ):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            pytest.fail(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+    return python

@@ -1,0 +1,45 @@
+"""Tables of containers.toml: NVIDIA CUDA container images."""
+
+from __future__ import annotations
+
+from gpuenv.kb.schema import TableSpec, f
+
+ARCHES = ("x86_64", "sbsa", "any")
+FLAVORS = (
+    "base",
+    "runtime",
+    "devel",
+    "cudnn-runtime",
+    "cudnn-devel",
+    "tensorrt-runtime",
+    "tensorrt-devel",
+)
+
+TABLES: dict[str, TableSpec] = {
+    "cuda_image": TableSpec(
+        fields={
+            "cuda": f("version"),
+            "arch": f("str", choices=ARCHES),
+            "distros": f("list[str]"),
+            "require_cuda": f("str"),
+        },
+        key=("cuda", "arch"),
+        description="NVIDIA_REQUIRE_CUDA of NVIDIA's CUDA image for a release, verbatim; "
+        "arch 'any' when amd64 and arm64 images carry the same value",
+    ),
+    "require_rule": TableSpec(
+        fields={"id": f("str"), "text": f("str")},
+        key=("id",),
+        description="How nvidia-container-cli evaluates NVIDIA_REQUIRE_CUDA",
+    ),
+    "tag_pattern": TableSpec(
+        fields={
+            "flavor": f("str", choices=FLAVORS),
+            "template": f("str"),
+            "dockerfile": f("str"),
+            "since_cuda": f("version", required=False),
+        },
+        key=("flavor",),
+        description="Tag template and source Dockerfile of NVIDIA's CUDA images, per flavor",
+    ),
+}

@@ -1,0 +1,512 @@
+"""The CUDA-side knowledge base: data loads with provenance, lookups give the sourced answers,
+and the compatibility rules hold as properties."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuenv.errors import GpuenvError
+from gpuenv.kb.loader import DATA_DIR, KnowledgeBase, load_kb
+from gpuenv.kb.query import containers, jetson
+from gpuenv.kb.query import cuda as q
+from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
+
+MY_SUBJECTS = ("cuda_driver", "archs", "cuda_libs", "jetson", "containers")
+REGISTRY_HOSTS: tuple[str, ...] = ()  # (host names kept out of the repository)
+KB = load_kb()
+
+
+def drv(text: str) -> DriverVersion:
+    value = DriverVersion.parse(text)
+    assert value is not None
+    return value
+
+
+def cu(text: str) -> CudaVersion:
+    value = CudaVersion.parse(text)
+    assert value is not None
+    return value
+
+
+def cc(text: str) -> ComputeCapability:
+    value = ComputeCapability.parse(text)
+    assert value is not None
+    return value
+
+
+# ---- the data itself ----------------------------------------------------------------------
+
+
+def test_real_data_loads_strictly_with_every_subject() -> None:
+    kb = load_kb(strict=True)
+    assert kb.problems == ()
+    for subject in MY_SUBJECTS:
+        assert subject in kb.files
+        assert all(rows for rows in kb.files[subject].tables.values())
+
+
+@pytest.mark.parametrize("subject", MY_SUBJECTS)
+def test_every_row_carries_provenance_and_inferred_rows_state_their_rule(subject: str) -> None:
+    kb_file = KB.files[subject]
+    for table, rows in kb_file.tables.items():
+        for row in rows:
+            where = f"{subject}.{table} {dict(row)}"
+            assert row["source"] in kb_file.sources, where
+            assert row["locator"].strip(), where
+            assert row["verified"] == "2026-11-21", where
+            assert row["status"] in ("official", "observed", "inferred"), where
+            if row["status"] == "inferred":
+                assert "Rule" in row.get("note", "") or "rule" in row.get("note", ""), where
+    for source in kb_file.sources.values():
+        assert source["title"] and source["retrieved"] and source.get("url")
+
+
+@pytest.mark.parametrize("subject", MY_SUBJECTS)
+def test_data_names_no_package_registry_host(subject: str) -> None:
+    text = (DATA_DIR / f"{subject}.toml").read_text(encoding="utf-8").lower()
+    assert not [host for host in REGISTRY_HOSTS if host in text]
+
+
+def _broken_copy(tmp_path: Path, old: str, new: str) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for name in MY_SUBJECTS:
+        shutil.copy(DATA_DIR / f"{name}.toml", folder / f"{name}.toml")
+    target = folder / "cuda_driver.toml"
+    text = target.read_text(encoding="utf-8")
+    assert old in text
+    target.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return folder
+
+
+def test_a_row_without_provenance_is_reported(tmp_path: Path) -> None:
+    folder = _broken_copy(tmp_path, 'source = "cuda-rn-13-2-2"\n', "")
+    kb = load_kb(folder, strict=False)
+    assert any("missing provenance field 'source'" in problem for problem in kb.problems)
+    with pytest.raises(GpuenvError) as caught:
+        load_kb(folder, strict=True)
+    assert caught.value.code == "kb-invalid"
+
+
+def test_a_bad_status_and_an_undeclared_source_are_reported(tmp_path: Path) -> None:
+    folder = _broken_copy(tmp_path, 'status = "official"', 'status = "guessed"')
+    folder_text = (folder / "cuda_driver.toml").read_text(encoding="utf-8")
+    (folder / "cuda_driver.toml").write_text(
+        folder_text.replace('source = "nvidia-smi-outputs"', 'source = "nowhere"', 1),
+        encoding="utf-8",
+    )
+    problems = load_kb(folder, strict=False).problems
+    assert any("status 'guessed'" in problem for problem in problems)
+    assert any("source 'nowhere' is not declared" in problem for problem in problems)
+
+
+# ---- driver <-> toolkit lookups -----------------------------------------------------------
+
+
+def test_driver_reports_the_cuda_of_its_branch() -> None:
+    assert q.driver_max_cuda(KB, drv("535.183.01")) == cu("12.2")
+    assert q.driver_max_cuda(KB, drv("565.57.01")) == cu("12.7")
+    assert q.driver_max_cuda(KB, drv("580.95.05")) == cu("13.0")
+
+
+def test_unknown_driver_branch_is_unknown_not_guessed() -> None:
+    assert q.driver_max_cuda(KB, drv("999.10")) is None
+    assert q.driver_max_cuda(KB, drv("540.1")) is None
+    assert q.driver_max_cuda(KB, drv("535.183.01"), os="plan9") is None
+
+
+def test_windows_driver_numbers_map_to_their_branch() -> None:
+    assert q.driver_max_cuda(KB, drv("576.02"), "windows") == cu("12.9")
+    assert q.driver_max_cuda(KB, drv("581.42"), "windows") == cu("13.0")
+    assert q.driver_max_cuda(KB, drv("596.36"), "windows") == cu("13.2")
+    assert q.driver_max_cuda(KB, drv("537.13"), "windows") == cu("12.2")
+
+
+def test_toolkit_driver_is_table_3() -> None:
+    assert q.toolkit_min_driver(KB, cu("12.4"), "linux") == drv("550.54.14")
+    assert q.toolkit_min_driver(KB, cu("12.4.1"), "linux") == drv("550.54.15")
+    assert q.toolkit_min_driver(KB, cu("12.4.1"), "windows") == drv("551.78")
+    assert q.toolkit_min_driver(KB, cu("12.4.127"), "linux") == drv("550.54.14")  # GA fallback
+    assert q.toolkit_min_driver(KB, cu("11.0"), "linux") == drv("450.51.05")  # 11.0.2 is GA
+    assert q.toolkit_min_driver(KB, cu("10.2"), "windows") == drv("441.22")
+    assert q.toolkit_min_driver(KB, cu("13.0"), "windows") is None  # Table 3: N/A
+    assert q.toolkit_min_driver(KB, cu("13.5"), "linux") is None  # not in the table
+
+
+def test_mvc_minimums() -> None:
+    assert q.mvc_min_driver(KB, 11, "linux") == drv("450.80.02")
+    assert q.mvc_min_driver(KB, 11, "windows") == drv("452.39")
+    assert q.mvc_min_driver(KB, 12, "linux") == drv("525.60.13")
+    assert q.mvc_min_driver(KB, 12, "windows") == drv("528.33")
+    assert q.mvc_min_driver(KB, 13, "linux") == drv("580.65.06")
+    assert q.mvc_min_driver(KB, 13, "windows") == drv("580.88")
+    assert q.mvc_min_driver(KB, 10, "linux") is None
+
+
+def test_cuda_12_4_needs_550_54_14_natively() -> None:
+    native = q.driver_supports_cuda(KB, drv("550.54.14"), cu("12.4"), "linux")
+    assert (native.ok, native.how, native.min_driver) == (True, q.NATIVE, drv("550.54.14"))
+    older = q.driver_supports_cuda(KB, drv("550.54.13"), cu("12.4"), "linux")
+    assert (older.ok, older.how) == (True, q.MVC)
+
+
+def test_cuda_12_8_on_535_runs_under_mvc_with_a_caveat() -> None:
+    support = q.driver_supports_cuda(KB, drv("535.183.01"), cu("12.8"), "linux")
+    assert (support.ok, support.how) == (True, q.MVC)
+    assert support.min_driver == drv("525.60.13")
+    assert support.full_driver == drv("570.26")
+    assert support.caveat and "PTX" in support.caveat
+    assert {row["source"] for row in support.rows} == {"cudnn-sm-9-17-0", "cuda-rn-13-2-2"}
+    assert all(KB.cite("cuda_driver", row) for row in support.rows)
+
+
+def test_cuda_13_on_535_is_too_old() -> None:
+    support = q.driver_supports_cuda(KB, drv("535.183.01"), cu("13.0"), "linux")
+    assert (support.ok, support.how, support.min_driver) == (False, q.TOO_OLD, drv("580.65.06"))
+
+
+def test_cuda_11_8_on_450_80_02_is_mvc_ok() -> None:
+    support = q.driver_supports_cuda(KB, drv("450.80.02"), cu("11.8"), "linux")
+    assert (support.ok, support.how) == (True, q.MVC)
+    assert q.driver_supports_cuda(KB, drv("450.51.06"), cu("11.8"), "linux").ok is False
+
+
+def test_windows_support() -> None:
+    assert q.driver_supports_cuda(KB, drv("527.41"), cu("12.0"), "windows").how == q.NATIVE
+    assert q.driver_supports_cuda(KB, drv("527.41"), cu("12.1"), "windows").ok is False
+    assert q.driver_supports_cuda(KB, drv("528.33"), cu("12.6"), "windows").how == q.MVC
+    assert q.driver_supports_cuda(KB, drv("596.36"), cu("13.0"), "windows").how == q.NATIVE
+    assert q.driver_supports_cuda(KB, drv("576.02"), cu("13.0"), "windows").ok is False
+
+
+def test_pre_mvc_toolkits_need_their_own_driver() -> None:
+    support = q.driver_supports_cuda(KB, drv("418.39"), cu("10.2"), "linux")
+    assert (support.ok, support.how, support.min_driver) == (False, q.TOO_OLD, drv("440.33"))
+
+
+def test_unknowns_stay_unknown() -> None:
+    assert q.driver_supports_cuda(KB, drv("999.1"), cu("14.0"), "linux").ok is None
+    assert q.driver_supports_cuda(KB, drv("300.1"), cu("6.5"), "linux").how == q.UNKNOWN
+    assert q.driver_supports_cuda(KB, drv("535.1"), cu("12.2"), "beos").ok is None
+
+
+def test_backward_compatibility_through_the_branch() -> None:
+    """A driver runs anything built with an older toolkit, even one Table 3 does not list."""
+    old_toolkit = q.driver_supports_cuda(KB, drv("535.183.01"), cu("6.5"), "linux")
+    assert (old_toolkit.ok, old_toolkit.how) == (True, q.NATIVE)
+    assert old_toolkit.rows[0]["branch"] == 535
+    unlisted_branch = q.driver_supports_cuda(KB, drv("540.1"), cu("6.5"), "linux")
+    assert unlisted_branch.ok is True and unlisted_branch.rows[0]["branch"] == 535
+    assert q.driver_supports_cuda(KB, drv("598.1"), cu("13.0"), "windows").how == q.NATIVE
+
+
+def test_reported_cuda_never_falls_as_branches_rise() -> None:
+    """Rule behind the lower bound for unlisted branches: the table is monotonic."""
+    rows = sorted(KB.rows("cuda_driver", "driver_branch"), key=lambda row: row["branch"])
+    reported = [cu(row["max_cuda"]) for row in rows]
+    assert reported == sorted(reported)
+    windows = sorted(KB.rows("cuda_driver", "windows_branch"), key=lambda row: row["windows"])
+    assert [row["branch"] for row in windows] == sorted(row["branch"] for row in windows)
+
+
+def test_table_3_and_the_branch_table_agree() -> None:
+    """The GA driver of each release reports that release's CUDA version (where both are known)."""
+    checked = 0
+    for row in KB.rows("cuda_driver", "toolkit_driver"):
+        release, linux = cu(row["cuda"]), row.get("linux_min_driver")
+        reported = q.driver_max_cuda(KB, drv(linux)) if row.get("ga") and linux else None
+        if reported is not None:
+            checked += 1
+            assert (reported.major, reported.minor) == (release.major, release.minor), row
+    assert checked >= 25
+
+
+def test_windows_branch_table_agrees_with_table_3() -> None:
+    for row in KB.rows("cuda_driver", "toolkit_driver"):
+        if not row.get("windows_min_driver"):
+            continue
+        win, linux = drv(row["windows_min_driver"]), drv(row["linux_min_driver"])
+        branch = q.driver_branch_row(KB, win, "windows")
+        if branch is not None:
+            assert branch["branch"] == linux.branch, row
+
+
+def test_datacenter_branches_and_forward_compat() -> None:
+    r535 = q.datacenter_branch(KB, 535)
+    assert r535 and (r535["designation"], r535["end_of_life"]) == ("LTSB", "2026-06")
+    assert (q.datacenter_branch(KB, 580) or {}).get("max_cuda_major") == 13
+    assert (q.datacenter_branch(KB, 450) or {}).get("designation") == "EOL"
+    assert q.datacenter_branch(KB, 123) is None
+    assert (q.forward_compat(KB, "datacenter") or {}).get("allowed") is True
+    assert (q.forward_compat(KB, "other") or {}).get("allowed") is False
+
+
+def test_ptx_isa_needs_a_driver_of_its_cuda() -> None:
+    assert q.ptx_isa_cuda(KB, "8.7") == cu("12.8")
+    assert q.min_driver_branch_for_ptx_isa(KB, "8.6") == 565  # 12.7: a driver-only version
+    assert q.min_driver_branch_for_ptx_isa(KB, "9.0") == 580
+    assert q.min_driver_branch_for_ptx_isa(KB, "99.9") is None
+
+
+# ---- properties of the driver rules -------------------------------------------------------
+
+RELEASES = sorted(
+    {cu(row["cuda"]) for row in KB.rows("cuda_driver", "toolkit_driver")}
+    | {cu(text) for text in ("6.5", "12.7", "13.4", "13.5.37", "14.0")}
+)
+drivers = st.builds(
+    lambda b, m, p: DriverVersion((b, m, p)),
+    st.integers(300, 700),
+    st.integers(0, 200),
+    st.integers(0, 99),
+)
+
+
+@given(drivers, drivers, st.sampled_from(RELEASES), st.sampled_from(q.OSES))
+def test_a_newer_driver_never_supports_fewer_cuda_versions(
+    a: DriverVersion, b: DriverVersion, release: CudaVersion, os: str
+) -> None:
+    """Rule: if driver A runs a CUDA release, every driver newer than A runs it too."""
+    low, high = sorted((a, b))
+    if q.driver_supports_cuda(KB, low, release, os).ok:
+        assert q.driver_supports_cuda(KB, high, release, os).ok is True
+
+
+@pytest.mark.parametrize("os", q.OSES)
+def test_minimum_driver_never_falls_as_cuda_rises(os: str) -> None:
+    """Rule: across Table 3, a later CUDA release never bundles an older driver (per OS)."""
+    rows = sorted(KB.rows("cuda_driver", "toolkit_driver"), key=lambda row: cu(row["cuda"]))
+    drivers_in_order = [drv(row[f"{os}_min_driver"]) for row in rows if row.get(f"{os}_min_driver")]
+    assert len(drivers_in_order) > 30
+    assert drivers_in_order == sorted(drivers_in_order)
+
+
+# ---- SASS / PTX rules ---------------------------------------------------------------------
+
+plain_ccs = st.builds(ComputeCapability, st.integers(2, 13), st.integers(0, 9))
+
+
+def suffixed(suffix: str) -> st.SearchStrategy[ComputeCapability]:
+    return st.builds(ComputeCapability, st.integers(9, 13), st.integers(0, 9), st.just(suffix))
+
+
+@given(plain_ccs, plain_ccs)
+def test_sass_runs_only_within_its_major_on_equal_or_higher_minor(
+    target: ComputeCapability, gpu: ComputeCapability
+) -> None:
+    """Rule: SASS for X.y runs on X.z exactly when z >= y; never on another major."""
+    expected = target.major == gpu.major and gpu.minor >= target.minor
+    assert q.sass_runs_on(target, gpu) is expected
+
+
+@given(suffixed("a"), plain_ccs)
+def test_an_a_target_runs_only_on_exactly_that_cc(
+    target: ComputeCapability, gpu: ComputeCapability
+) -> None:
+    """Rule: arch-specific ('a') SASS and PTX run only on a GPU of exactly that CC."""
+    same = (gpu.major, gpu.minor) == (target.major, target.minor)
+    assert q.sass_runs_on(target, gpu) is same
+    assert q.ptx_runs_on(target, gpu) is same
+
+
+@given(suffixed("f"), plain_ccs)
+def test_an_f_target_runs_within_its_family(
+    target: ComputeCapability, gpu: ComputeCapability
+) -> None:
+    """Rule: family ('f') code runs on the same major with an equal or higher minor."""
+    expected = gpu.major == target.major and gpu.minor >= target.minor
+    assert q.sass_runs_on(target, gpu) is expected
+    assert q.ptx_runs_on(target, gpu) is expected
+
+
+@given(plain_ccs, plain_ccs)
+def test_ptx_runs_on_every_equal_or_newer_cc(
+    ptx: ComputeCapability, gpu: ComputeCapability
+) -> None:
+    """Rule: plain PTX is JIT-compiled for any GPU of equal or newer CC, across majors."""
+    expected = (gpu.major, gpu.minor) >= (ptx.major, ptx.minor)
+    assert q.ptx_runs_on(ptx, gpu) is expected
+
+
+@given(st.lists(plain_ccs, max_size=5), st.lists(plain_ccs, max_size=3), plain_ccs)
+def test_coverage_runs_exactly_when_some_target_serves_the_gpu(
+    sass: list[ComputeCapability], ptx: list[ComputeCapability], gpu: ComputeCapability
+) -> None:
+    """Rule: a binary runs when one SASS target runs, or else one PTX target can be JIT-compiled."""
+    result = q.coverage(sass, ptx, gpu)
+    by_sass = any(q.sass_runs_on(target, gpu) for target in sass)
+    by_ptx = any(q.ptx_runs_on(target, gpu) for target in ptx)
+    assert result.runs is (by_sass or by_ptx)
+    if result.native:
+        assert result.kind == "native"
+
+
+def test_coverage_examples() -> None:
+    blackwell = q.coverage([cc("8.0"), cc("9.0a")], [cc("9.0")], cc("12.0"))
+    assert (blackwell.kind, blackwell.via_ptx) == ("ptx-jit", (cc("9.0"),))
+    ampere = q.coverage([cc("8.0"), cc("9.0a")], [cc("9.0")], cc("8.6"))
+    assert (ampere.kind, ampere.native) == ("native", (cc("8.0"),))
+    assert q.coverage([cc("9.0a")], [], cc("9.0")).kind == "native"
+    assert q.coverage([cc("8.6")], [cc("8.6")], cc("7.5")).kind == "none"
+
+
+def test_toolkit_sass_targets() -> None:
+    cuda_128 = q.toolkit_sass_targets(KB, cu("12.8"))
+    assert {cc("12.0"), cc("10.0a"), cc("9.0a"), cc("5.0")} <= cuda_128
+    assert cc("3.5") not in cuda_128
+    cuda_130 = q.toolkit_sass_targets(KB, cu("13.0.88"))
+    assert cc("7.5") in cuda_130 and cc("7.0") not in cuda_130 and cc("11.0") in cuda_130
+    assert q.toolkit_sass_targets(KB, cu("13.5")) == q.toolkit_sass_targets(KB, cu("13.4"))
+    assert q.toolkit_sass_targets(KB, cu("11.4")) == frozenset()  # sources disagree: unknown
+    assert q.toolkit_sass_targets(KB, cu("13.1")) == frozenset()  # not checked
+
+
+def test_architecture_last_cuda_matches_the_toolkit_targets() -> None:
+    """An architecture's last toolkit still targets it; the next listed toolkit does not."""
+    for row in KB.rows("archs", "architecture"):
+        if not row.get("last_cuda"):
+            continue
+        last = cu(row["last_cuda"])
+        later = cu("12.0") if last.major == 11 else cu("13.0")
+        for text in row["ccs"]:
+            assert cc(text) in q.toolkit_sass_targets(KB, last), (row["name"], text)
+            assert cc(text) not in q.toolkit_sass_targets(KB, later), (row["name"], text)
+
+
+def test_architecture_lookup() -> None:
+    assert (q.architecture(KB, cc("8.6")) or {}).get("name") == "Ampere"
+    assert (q.architecture(KB, cc("9.0a")) or {}).get("name") == "Hopper"
+    assert (q.architecture(KB, cc("7.0")) or {}).get("last_cuda") == "12.9"
+    assert q.architecture(KB, cc("7.2")) is None  # not in the data-center matrix
+
+
+# ---- libraries ----------------------------------------------------------------------------
+
+
+def test_sonames_and_wheels() -> None:
+    assert q.soname(KB, "cudart", 11) == "libcudart.so.11.0"
+    assert q.soname(KB, "cudart", 12) == "libcudart.so.12"
+    assert q.soname(KB, "nvJitLink", 13) == "libnvJitLink.so.13"
+    assert q.soname(KB, "cusparse", 13) == "libcusparse.so.12"
+    assert q.soname(KB, "cudnn", 12) == "libcudnn.so.9"
+    assert [r["soname"] for r in q.soname_rows(KB, "cudnn", 12)] == [
+        "libcudnn.so.9",
+        "libcudnn.so.8",
+    ]
+    assert q.soname(KB, "cusparse", 11) is None  # not verified, left out
+    assert (q.pip_package(KB, "cudart", 13) or {}).get("package") == "nvidia-cuda-runtime"
+    assert (q.pip_package(KB, "cudart", 13) or {}).get("lib_dir") == "nvidia/cu13/lib"
+    assert (q.pip_package(KB, "cudnn", 13) or {}).get("lib_dir") == "nvidia/cudnn/lib"
+    assert (q.pip_package(KB, "cudart", 12) or {}).get("lib_dir") == "nvidia/cuda_runtime/lib"
+    assert q.pip_package(KB, "cudart", 10) is None
+
+
+def test_cudnn_and_nccl_rows() -> None:
+    cuda13 = q.cudnn_rows(KB, 13)
+    assert [(r["cudnn"], r["linux_min_driver"], r["min_cc"]) for r in cuda13] == [
+        ("9.17.0", "580.65.06", "7.5")
+    ]
+    assert {r["cudnn"] for r in q.cudnn_rows(KB, 11)} >= {"9.10.2", "8.9.6"}
+    assert q.cudnn_rows(KB, 14) == ()
+    nccl11 = q.nccl_row(KB, 11)
+    assert nccl11 and (nccl11["last_seen"], nccl11["final"]) == ("2.21.5", True)
+
+
+# ---- Jetson -------------------------------------------------------------------------------
+
+
+def test_jetpack_for_l4t() -> None:
+    tegra_release = "# R35 (release), REVISION: 3.1, GCID: 32827747, BOARD: t186ref, EABI: aarch64"
+    assert (jetson.jetpack_for_l4t(KB, tegra_release) or {}).get("jetpack") == "5.1.1"
+    assert (jetson.jetpack_for_l4t(KB, "R36.4.7") or {}).get("jetpack") == "6.2.1"
+    assert (jetson.jetpack_for_l4t(KB, "35.1") or {}).get("jetpack") == "5.0.2"
+    assert (jetson.jetpack_for_l4t(KB, "38.2.1") or {}).get("jetpack") == "7.0"
+    assert jetson.jetpack_for_l4t(KB, "36.4.2") is None  # sources disagree: left out
+    assert jetson.jetpack_for_l4t(KB, "36.5.0") is None
+    assert jetson.jetpack_for_l4t(KB, "not a release") is None
+    assert jetson.jetpack_for_l4t(KB, "") is None
+
+
+def test_jetpack_row_and_wheels() -> None:
+    jp61 = jetson.jetpack_row(KB, "6.1")
+    assert jp61 and (jp61["cuda"], jp61["l4t"], jp61["python"]) == ("12.6", "36.4.0", "3.10")
+    assert (jetson.jetpack_row(KB, "JetPack 5.1.2") or {}).get("cudnn") == "8.6.0"
+    assert jetson.jetpack_row(KB, "9.9") is None
+    assert len(jetson.torch_wheel_rows(KB, "6.1")) == 2
+    assert {tuple(r["torch_versions"]) for r in jetson.torch_wheel_rows(KB, "5.1.2")} == {
+        ("2.1.0",)
+    }
+    assert jetson.torch_wheel_rows(KB, "4.6") == ()
+
+
+def test_parse_l4t() -> None:
+    assert jetson.parse_l4t("r36.4") == (36, 4)
+    assert jetson.parse_l4t("R32 (release), REVISION: 7.1") == (32, 7, 1)
+    assert jetson.parse_l4t("x" * 1000) is None
+
+
+# ---- containers ---------------------------------------------------------------------------
+
+REQUIRE_12_8_HEAD = (
+    "cuda>=12.8 brand=unknown,driver>=470,driver<471 brand=grid,driver>=470,driver<471"
+)
+
+
+def test_parse_the_real_12_8_require_cuda() -> None:
+    text = containers.image_require_cuda(KB, "12.8.1")
+    assert text and text.startswith(REQUIRE_12_8_HEAD)
+    parsed = containers.parse_require_cuda(text)
+    assert parsed.invalid == ()
+    assert parsed.cuda_min == cu("12.8")
+    assert parsed.driver_branches() == (470, 535, 550, 560, 565)
+    assert {"tesla", "geforce"} & parsed.brands() == {"tesla"}
+    assert parsed.allows(driver_cuda=cu("12.8"), driver=drv("570.86.15")) is True
+    assert parsed.allows(cu("12.2"), drv("535.183.01"), brand="tesla") is True  # forward compat
+    assert parsed.allows(cu("12.2"), drv("535.183.01"), brand="geforce") is False
+    assert parsed.allows(cu("12.4"), drv("550.54.14")) is None  # brand unknown
+
+
+def test_parse_require_cuda_tolerates_garbage() -> None:
+    parsed = containers.parse_require_cuda("garbage cuda>>12 ☃ driver>=abc brand=tesla,,")
+    assert parsed.invalid == ("garbage", "cuda>>12", "☃", "driver>=abc")
+    assert parsed.terms == ((containers.Condition("brand", "=", "tesla"),),)
+    assert parsed.cuda_min is None
+    assert parsed.allows(cu("13.0"), drv("580.65.06"), "tesla") is None
+    empty = containers.parse_require_cuda("")
+    assert (empty.terms, empty.invalid, empty.allows()) == ((), (), True)
+    assert containers.parse_require_cuda('"CUDA>=12.3"').cuda_min == cu("12.3")
+
+
+@given(st.text(max_size=300))
+def test_parse_require_cuda_never_raises(text: str) -> None:
+    """Rule: any text parses; every whitespace-separated term is a condition set or invalid."""
+    parsed = containers.parse_require_cuda(text)
+    assert len(parsed.terms) + len(parsed.invalid) == len(parsed.text.split())
+
+
+def test_image_lookups() -> None:
+    assert containers.image_require_cuda(KB, "11.8.0", arch="arm64") == "cuda>=11.8"
+    x86 = containers.image_require_cuda(KB, cu("13.0.0"))
+    assert x86 and x86 == containers.image_require_cuda(KB, "13.0.0", arch="aarch64")
+    assert containers.image_require_cuda(KB, "12.7.0") is None
+    assert containers.image_require_cuda(KB, "12.8.1", arch="ppc64le") is None
+    tag = containers.image_tag(KB, "12.8.1", "cudnn-runtime", "ubuntu24.04")
+    assert tag == "12.8.1-cudnn-runtime-ubuntu24.04"
+    assert containers.image_tag(KB, "12.8.1", "slim", "ubuntu24.04") is None
+
+
+def test_every_image_value_parses_cleanly_and_names_its_own_cuda() -> None:
+    for row in KB.rows("containers", "cuda_image"):
+        parsed = containers.parse_require_cuda(row["require_cuda"])
+        release = cu(row["cuda"])
+        assert parsed.invalid == (), row["cuda"]
+        assert parsed.cuda_min == CudaVersion(release.major, release.minor), row["cuda"]
+
+
+def test_kb_type_is_the_loader_type() -> None:
+    assert isinstance(KB, KnowledgeBase)
