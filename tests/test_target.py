@@ -16,9 +16,8 @@ import pytest
 
 from gpuenv.facts import FrameworkBuild
 from gpuenv.probe import _target
-from gpuenv.probe.access import LiveMachine, RecordedMachine
+from gpuenv.probe.access import SCRIPT_MARKER, LiveMachine, RecordedMachine
 from gpuenv.probe.target import (
-    SCRIPT_MARKER,
     TargetProbe,
     default_interpreter,
     parse_target_output,
@@ -781,7 +780,7 @@ def test_default_interpreter(environ: dict[str, str], system: str, expected: str
 
 
 def recorded(answer: dict[str, object], interpreter: str = "/env/bin/python") -> RecordedMachine:
-    return RecordedMachine(commands={f"{interpreter} -c {script_text()}": answer})
+    return RecordedMachine(commands={f"{interpreter} -c {{target-script}}": answer})
 
 
 def test_probe_through_a_recorded_machine() -> None:

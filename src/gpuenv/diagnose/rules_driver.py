@@ -8,7 +8,7 @@ from gpuenv.diagnose.findings import Evidence, Finding, Fix
 from gpuenv.diagnose.fixes import driver_install
 from gpuenv.kb.query.containers import parse_require_cuda
 from gpuenv.kb.query.cuda import datacenter_branch
-from gpuenv.versions import CudaVersion, DriverVersion
+from gpuenv.versions import DriverVersion
 
 RELOAD_MODULES = (
     "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia "
@@ -212,8 +212,11 @@ def rule_container_require(ctx: Context) -> list[Finding]:
     if ctx.snapshot.host.env.get("NVIDIA_DISABLE_REQUIRE", "").lower() in ("1", "true"):
         return []
     required = parse_require_cuda(text)
-    needed = CudaVersion.parse(required.cuda) if required.cuda else None
-    if needed is None or needed <= ctx.driver_max_cuda:
+    needed = required.cuda_min
+    brand = "tesla" if any(g.segment == "datacenter" for g in ctx.gpus) else None
+    # Inside the container, the branch terms (brand=tesla,driver>=535,driver<536) let an older
+    # data-center driver run the image through the forward-compatibility libraries.
+    if needed is None or required.allows(ctx.driver_max_cuda, ctx.driver, brand) is not False:
         return []
     return [
         Finding(

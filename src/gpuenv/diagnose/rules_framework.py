@@ -280,11 +280,8 @@ def _compiled_archs(
         ptx = frozenset(c for c in map(ComputeCapability.parse, main.ptx) if c)
         return sass, ptx, f"fatbin of {main.path}"
     if fw.name == "torch" and fw.version:
-        variant = fw.variant or (
-            CudaVersion.parse(fw.framework_cuda).label
-            if fw.framework_cuda and CudaVersion.parse(fw.framework_cuda)
-            else None
-        )
+        cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
+        variant = fw.variant or (cuda.label if cuda else None)
         if variant:
             archs = torch_arch_list(ctx.kb, fw.version, variant, platform_of(ctx))
             if archs:

@@ -24,6 +24,9 @@ DEFAULT_TIMEOUT_S = 10.0
 MAX_FILE_BYTES = 4 * 1024 * 1024
 # How a recorded machine names gpuenv's own interpreter (children run `sys.executable -m ...`)
 GPUENV_PYTHON = "{gpuenv-python}"
+# The target-interpreter script starts with this line; recorded machines key it as SCRIPT_KEY.
+SCRIPT_MARKER = "# gpuenv-target-probe"
+SCRIPT_KEY = "{target-script}"
 
 
 @dataclass(frozen=True)
@@ -189,9 +192,10 @@ class RecordedMachine:
     """A machine described by a fixture: what each command printed, what each file held.
 
     Commands are keyed by their argv joined with single spaces; the program may be given by its
-    base name ("nvidia-smi ...") and gpuenv's own interpreter as "{gpuenv-python}". An unrecorded
-    command is "not found" and an unrecorded file is missing: a fixture says exactly what the
-    machine had. `files/` beside machine.json holds longer files at their absolute paths.
+    base name ("nvidia-smi ..."), gpuenv's own interpreter as "{gpuenv-python}" and the target
+    script as "{target-script}". An unrecorded command is "not found" and an unrecorded file is
+    missing: a fixture says exactly what the machine had. `files/` beside machine.json holds
+    longer files at their absolute paths.
     """
 
     commands: dict[str, dict[str, object]] = field(default_factory=dict)
@@ -249,8 +253,8 @@ class RecordedMachine:
         """Exact argv first, then argv[0] by its base name, then gpuenv's own interpreter."""
         if not args:
             return None
-        rest = list(args[1:])
-        keys = [list(args), [os.path.basename(args[0].replace("\\", "/")), *rest]]
+        rest = [SCRIPT_KEY if a.startswith(SCRIPT_MARKER) else a for a in args[1:]]
+        keys = [[args[0], *rest], [os.path.basename(args[0].replace("\\", "/")), *rest]]
         if args[0] == sys.executable:
             keys.append([GPUENV_PYTHON, *rest])
         for key in keys:

@@ -16,15 +16,14 @@ from gpuenv.probe.access import (
     DEFAULT_TIMEOUT_S,
     GPUENV_PYTHON,
     MAX_FILE_BYTES,
+    SCRIPT_KEY,
+    SCRIPT_MARKER,
     CommandResult,
     FileRead,
     LiveMachine,
     MachineAccess,
 )
 from gpuenv.redact import redact_text
-
-# The target-interpreter script is long; fixtures key it by this placeholder.
-SCRIPT_MARK = "{target-script}"
 
 
 class RecordingMachine:
@@ -43,8 +42,7 @@ class RecordingMachine:
         parts = list(argv)
         if parts and parts[0] == sys.executable:
             parts[0] = GPUENV_PYTHON
-        if len(parts) >= 3 and parts[1] == "-c" and len(parts[2]) > 500:
-            parts[2] = SCRIPT_MARK
+        parts = [SCRIPT_KEY if p.startswith(SCRIPT_MARKER) else p for p in parts]
         return " ".join(parts)
 
     def run(

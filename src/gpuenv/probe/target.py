@@ -33,8 +33,6 @@ from gpuenv.probe.builds import (
 )
 
 PROBE_VERSION = 1  # the document version _target.py prints
-SCRIPT_MARKER = "# gpuenv-target-probe"  # the first line of the script
-SCRIPT_KEY = "{target-script}"  # how recorded machines name the script in a command key
 
 
 @dataclass(frozen=True)

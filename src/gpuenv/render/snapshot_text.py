@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from gpuenv.facts import Observation, Snapshot
 
 
-def _obs(label: str, obs: Observation[object]) -> str:
+def _obs(label: str, obs: Observation[Any]) -> str:
     if obs.value is None:
         why = obs.problem or "unknown"
         return f"  {label}: - ({why})"
