@@ -13,7 +13,12 @@ from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
 from gpuenv.diagnose.fixes import pip_install, pip_uninstall, torch_variant_install
 from gpuenv.facts import FrameworkBuild
-from gpuenv.kb.query.cuda import driver_supports_cuda, mvc_min_driver, toolkit_min_driver
+from gpuenv.kb.query.cuda import (
+    architecture,
+    driver_supports_cuda,
+    mvc_min_driver,
+    toolkit_min_driver,
+)
 from gpuenv.kb.query.frameworks import (
     tf_release,
     torch_arch_list,
@@ -259,9 +264,10 @@ def rule_arch_unsupported(ctx: Context) -> list[Finding]:
             continue
         sass, ptx, where = _compiled_archs(ctx, fw)
         if where is None:
-            continue
-        reason = arch_reason(ctx.gpus, sass, ptx)
-        if reason is None:
+            reason, where = _retired_for_toolkit(ctx, fw)
+        else:
+            reason = arch_reason(ctx.gpus, sass, ptx)
+        if reason is None or where is None:
             continue
         findings.append(_arch_finding(ctx, fw, reason, where))
     return findings
@@ -287,6 +293,25 @@ def _compiled_archs(
             if archs:
                 return archs[0], archs[1], f"kb: torch arch list {fw.version} {variant}"
     return frozenset(), frozenset(), None
+
+
+def _retired_for_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, str | None]:
+    """Without the build's arch list: a CUDA newer than the last toolkit that can target a GPU's
+    architecture cannot hold code for it, whatever the build's own list says."""
+    cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
+    if cuda is None:
+        return None, None
+    for gpu in ctx.gpus:
+        row = architecture(ctx.kb, gpu.cc) if gpu.cc else None
+        last = CudaVersion.parse(str(row["last_cuda"])) if row and "last_cuda" in row else None
+        if row and last and gpu.cc and cuda > last:
+            reason = (
+                f"is built with CUDA {cuda.short}, which cannot compile for {gpu.name} "
+                f"({row['name']}, sm_{gpu.cc.major}{gpu.cc.minor}; last supported by "
+                f"CUDA {last.short})"
+            )
+            return reason, ctx.kb.cite("archs", row)
+    return None, None
 
 
 def _arch_finding(ctx: Context, fw: FrameworkBuild, reason: str, where: str) -> Finding:
