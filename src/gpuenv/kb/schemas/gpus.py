@@ -29,7 +29,7 @@ ARCHITECTURES = (
     "Volta",
     "Turing",
     "Ampere",
-    "Ada Lovelace",
+    "Ada",
     "Hopper",
     "Blackwell",
 )
