@@ -10,6 +10,8 @@ from gpuenv.kb.query.containers import parse_require_cuda
 from gpuenv.kb.query.cuda import datacenter_branch
 from gpuenv.versions import DriverVersion
 
+# NVML brand names as NVIDIA_REQUIRE_CUDA's brand= terms spell them, by the KB's GPU segment
+BRANDS = {"geforce": "geforce", "datacenter": "tesla", "workstation": "quadro"}
 RELOAD_MODULES = (
     "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia "
     "(or simply: sudo reboot)"
@@ -213,16 +215,19 @@ def rule_container_require(ctx: Context) -> list[Finding]:
         return []
     required = parse_require_cuda(text)
     needed = required.cuda_min
-    brand = "tesla" if any(g.segment == "datacenter" for g in ctx.gpus) else None
-    # Inside the container, the branch terms (brand=tesla,driver>=535,driver<536) let an older
-    # data-center driver run the image through the forward-compatibility libraries.
-    if needed is None or required.allows(ctx.driver_max_cuda, ctx.driver, brand) is not False:
+    segments = {g.segment for g in ctx.gpus}
+    brand = next((BRANDS[s] for s in sorted(segments, key=str) if s in BRANDS), None)
+    # The branch terms (brand=tesla,driver>=535,driver<536) let an older data-center driver run
+    # the image through the forward-compatibility libraries it ships.
+    allowed = required.allows(ctx.driver_max_cuda, ctx.driver, brand)
+    if needed is None or allowed is True or (allowed is None and needed <= ctx.driver_max_cuda):
         return []
+    severity = "error" if allowed is False else "warning"
     return [
         Finding(
             rule="container-needs-newer-driver",
             cause="container_driver_mismatch",
-            severity="error",
+            severity=severity,
             layer="driver",
             title=f"This container needs CUDA {needed.short}; the host driver supports "
             f"{ctx.driver_max_cuda.short}",
