@@ -382,7 +382,8 @@ def test_architecture_lookup() -> None:
     assert (q.architecture(KB, cc("8.6")) or {}).get("name") == "Ampere"
     assert (q.architecture(KB, cc("9.0a")) or {}).get("name") == "Hopper"
     assert (q.architecture(KB, cc("7.0")) or {}).get("last_cuda") == "12.9"
-    assert q.architecture(KB, cc("7.2")) is None  # not in the data-center matrix
+    assert (q.architecture(KB, cc("7.2")) or {}).get("name") == "Volta"  # Xavier, from the CC page
+    assert q.architecture(KB, cc("8.8")) is None  # a target with no known product
 
 
 # ---- libraries ----------------------------------------------------------------------------

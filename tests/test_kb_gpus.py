@@ -42,7 +42,7 @@ ARCH_OF_CC = {
     "8.0": "Ampere",
     "8.6": "Ampere",
     "8.7": "Ampere",
-    "8.9": "Ada Lovelace",
+    "8.9": "Ada",
     "9.0": "Hopper",
     "10.0": "Blackwell",
     "11.0": "Blackwell",
