@@ -20,6 +20,7 @@ from gpuenv.diagnose.rules_env import (
     rule_framework_coexistence,
     rule_jetson_wheel,
     rule_missing_pip_libs,
+    rule_python_unreadable,
     rule_shadowed_libs,
     rule_toolkit_info,
 )
@@ -52,6 +53,7 @@ RULES: tuple[Rule, ...] = (
     rule_shadowed_libs,
     rule_framework_coexistence,
     rule_python_range,
+    rule_python_unreadable,
     rule_extensions,
     rule_toolkit_info,
     rule_branch_lifecycle,

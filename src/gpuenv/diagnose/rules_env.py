@@ -307,6 +307,29 @@ def rule_jetson_wheel(ctx: Context) -> list[Finding]:
     ]
 
 
+def rule_python_unreadable(ctx: Context) -> list[Finding]:
+    env = ctx.snapshot.python_env
+    if env is None or env.python_version is not None:
+        return []
+    return [
+        Finding(
+            rule="python-env-unreadable",
+            cause="other",
+            severity="warning",
+            layer="python",
+            title=f"The Python environment {env.interpreter} could not be read",
+            why="gpuenv reads the target environment by running a small script in its "
+            "interpreter; without it, the frameworks' builds are unknown.",
+            evidence=tuple(Evidence("interpreter", p, "target probe") for p in env.problems),
+            fix=Fix(
+                summary="Point gpuenv at the environment's interpreter (or activate the env).",
+                commands=("gpuenv doctor --python /path/to/env/bin/python",),
+                installer="shell",
+            ),
+        )
+    ]
+
+
 def rule_toolkit_info(ctx: Context) -> list[Finding]:
     toolkits = ctx.snapshot.toolkits
     versions = {t.toolkit_cuda for t in toolkits if t.toolkit_cuda}

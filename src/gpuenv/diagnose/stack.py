@@ -47,10 +47,7 @@ def _libraries_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:
     libs = ctx.snapshot.libraries
     first = [lib for lib in libs if lib.load_rank == 0]
     details = tuple(f"{lib.soname} {lib.version or ''} ← {lib.origin} {lib.path}" for lib in first)
-    toolkits = [t.toolkit_cuda for t in ctx.snapshot.toolkits if t.toolkit_cuda]
-    summary = f"{len(first)} libraries found" + (
-        f"; toolkits {', '.join(toolkits)}" if toolkits else ""
-    )
+    summary = f"{len(first)} found" if first else "none found"
     default = "ok" if libs else "absent"
     return Layer(
         "CUDA libraries",
@@ -59,6 +56,45 @@ def _libraries_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:
         summary,
         details,
     )
+
+
+def _toolkit_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:
+    toolkits = ctx.snapshot.toolkits
+    details = tuple(
+        f"{t.toolkit_cuda or '?'} {t.path or ''} ({t.source})"
+        + (" nvcc on PATH" if t.on_path else "")
+        for t in toolkits
+    )
+    nvcc = next((t for t in toolkits if t.on_path), None)
+    if not toolkits:
+        summary = "none (needed only to build CUDA extensions)"
+    elif nvcc:
+        summary = f"nvcc {nvcc.toolkit_cuda or '?'}" + (
+            f" (+{len(toolkits) - 1} more)" if len(toolkits) > 1 else ""
+        )
+    else:
+        summary = f"{len(toolkits)} found, no nvcc on PATH"
+    default = "ok" if toolkits else "absent"
+    return Layer(
+        "CUDA toolkit", "toolkit", _verdict("toolkit", findings, default), summary, details
+    )
+
+
+def _python_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:
+    env = ctx.snapshot.python_env
+    if env is None:
+        return Layer("Python env", "python", "unknown", "not probed")
+    if env.python_version is None:
+        problem = "; ".join(env.problems) or "could not be read"
+        return Layer("Python env", "python", "unknown", f"{env.interpreter}: {problem}")
+    gpu_frameworks = [f.name for f in env.frameworks]
+    summary = (
+        f"Python {env.python_version}, {env.env_kind or '?'} managed by {env.manager or '?'}; "
+        + (f"frameworks: {', '.join(gpu_frameworks)}" if gpu_frameworks else "no GPU framework")
+    )
+    where = f"{env.interpreter} (prefix {env.prefix})" if env.prefix else env.interpreter
+    details = (where, *env.problems)
+    return Layer("Python env", "python", _verdict("python", findings, "ok"), summary, details)
 
 
 def _framework_layers(ctx: Context, findings: Sequence[Finding]) -> list[Layer]:
@@ -93,12 +129,12 @@ def build_layers(ctx: Context, findings: Sequence[Finding]) -> tuple[Layer, ...]
         _gpu_layer(ctx, findings),
         _driver_layer(ctx, findings),
         _libraries_layer(ctx, findings),
+        _toolkit_layer(ctx, findings),
+        _python_layer(ctx, findings),
     ]
     layers += _framework_layers(ctx, findings)
     for key in sorted({f.layer for f in findings if f.layer.startswith("extension:")}):
         layers.append(
             Layer(key.split(":", 1)[1], key, _verdict(key, findings, "ok"), "compiled extension")
         )
-    if ctx.snapshot.python_env is None:
-        layers.append(Layer("Python env", "python", "unknown", "not probed"))
     return tuple(layers)
