@@ -32,8 +32,12 @@ def torch_build(version: str, cuda: str | None, variant: str | None = None) -> F
     )
 
 
-def dist(name: str, version: str, requires: Sequence[str] = (), installer: str = "pip") -> DistributionFacts:
-    return DistributionFacts(name, version, installer, tuple(requires), "/home/u/venv/lib/site-packages")
+def dist(
+    name: str, version: str, requires: Sequence[str] = (), installer: str = "pip"
+) -> DistributionFacts:
+    return DistributionFacts(
+        name, version, installer, tuple(requires), "/home/u/venv/lib/site-packages"
+    )
 
 
 def machine(
@@ -59,8 +63,11 @@ def machine(
     )
     all_dists = list(dists)
     names = {d.name for d in all_dists}
-    all_dists += [dist(f.distribution or f.name, f.version or "0") for f in frameworks
-                  if (f.distribution or f.name) not in names]
+    all_dists += [
+        dist(f.distribution or f.name, f.version or "0")
+        for f in frameworks
+        if (f.distribution or f.name) not in names
+    ]
     python_env = PythonEnvFacts(
         interpreter=PYTHON,
         python_version=python_version,
@@ -70,12 +77,9 @@ def machine(
         distributions=tuple(all_dists),
         frameworks=tuple(frameworks),
     )
-    snapshot = Snapshot(
-        host=host, libraries=tuple(libraries), python_env=python_env
-    )
+    snapshot = Snapshot(host=host, libraries=tuple(libraries), python_env=python_env)
     what_if = WhatIf(driver=driver, gpus=tuple(gpus), platform=platform)
     snapshot = apply_what_if(snapshot, what_if, default_kb())
     # failures are facts of the machine itself, added after the declared GPU and driver
     observed = tuple(Observation(v, s) for v, s in failures)
     return replace(snapshot, driver=replace(snapshot.driver, failures=observed))
-
