@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuenv"
-PURE = ["diagnose", "kb", "render", "whatif.py", "facts.py", "versions.py", "redact.py", "snapshot_io.py"]
+PURE = [
+    "diagnose",
+    "kb",
+    "plan",
+    "render",
+    "whatif.py",
+    "facts.py",
+    "versions.py",
+    "redact.py",
+    "snapshot_io.py",
+]
 FORBIDDEN_MODULES = {"subprocess", "ctypes", "gpuenv.probe"}
 # kb/refresh.py and kb/index_client.py are the maintainer's network tools, not judgement code.
 EXEMPT = {"kb/refresh.py", "kb/index_client.py"}

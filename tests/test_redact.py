@@ -35,7 +35,9 @@ def test_snapshot_redaction_reaches_raw_outputs_and_keeps_facts() -> None:
     snapshot = replace(
         snapshot,
         gpus=(GpuFacts(0, "NVIDIA GeForce RTX 3090", "nvml", "0x2204", "8.6", uuid=UUID),),
-        driver=replace(snapshot.driver, versions=(Observation("535.183.01", "nvidia-smi", raw=raw),)),
+        driver=replace(
+            snapshot.driver, versions=(Observation("535.183.01", "nvidia-smi", raw=raw),)
+        ),
         origin="probed",
     )
     out = redact_snapshot(snapshot, ["labhost"])

@@ -32,7 +32,9 @@ def full_snapshot() -> Snapshot:
             os=Observation("linux", "platform"),
             arch=Observation("x86_64", "platform"),
             wsl=Observation(False, "/proc/version", raw="Linux version 6.1"),
-            jetson=Observation(JetsonFacts("36.4.3", "NVIDIA Jetson AGX Orin"), "/etc/nv_tegra_release"),
+            jetson=Observation(
+                JetsonFacts("36.4.3", "NVIDIA Jetson AGX Orin"), "/etc/nv_tegra_release"
+            ),
             env={"CUDA_VISIBLE_DEVICES": "0"},
         ),
         driver=DriverFacts(
@@ -40,24 +42,41 @@ def full_snapshot() -> Snapshot:
             max_cuda=(Observation("12.2", "nvidia-smi"),),
             failures=(Observation("no_devices", "nvidia-smi", raw="No devices were found"),),
         ),
-        gpus=(GpuFacts(0, "NVIDIA GeForce RTX 3090", "nvml", "0x2204", "8.6", 24576, None, "GPU-x"),),
+        gpus=(
+            GpuFacts(0, "NVIDIA GeForce RTX 3090", "nvml", "0x2204", "8.6", 24576, None, "GPU-x"),
+        ),
         pci_gpus=(GpuFacts(0, None, "pci:/sys/bus/pci/devices/0000:01:00.0", "0x2204"),),
         toolkits=(ToolkitFacts("12.1.105", "/usr/local/cuda-12.1", "nvcc", on_path=True),),
-        libraries=(LibraryFacts("libcudnn.so.9", "/x/libcudnn.so.9", "pip", "9.1.0.70", "nvidia-cudnn-cu12", 1),),
+        libraries=(
+            LibraryFacts(
+                "libcudnn.so.9", "/x/libcudnn.so.9", "pip", "9.1.0.70", "nvidia-cudnn-cu12", 1
+            ),
+        ),
         python_env=PythonEnvFacts(
             interpreter="/venv/bin/python",
             python_version="3.11.7",
             env_kind="venv",
             manager="pip",
             site_packages=("/venv/lib/python3.11/site-packages",),
-            distributions=(DistributionFacts("torch", "2.4.1", "pip", ("nvidia-cudnn-cu12==9.1.0.70",)),),
+            distributions=(
+                DistributionFacts("torch", "2.4.1", "pip", ("nvidia-cudnn-cu12==9.1.0.70",)),
+            ),
             frameworks=(
-                FrameworkBuild("torch", "2.4.1", "12.1", variant="cu121", is_gpu_build=True,
-                               source="torch/version.py", details={"git_version": "abc"}),
+                FrameworkBuild(
+                    "torch",
+                    "2.4.1",
+                    "12.1",
+                    variant="cu121",
+                    is_gpu_build=True,
+                    source="torch/version.py",
+                    details={"git_version": "abc"},
+                ),
             ),
             problems=("one dist-info is broken",),
         ),
-        binaries=(BinaryArchFacts("/x/libtorch_cuda.so", "torch", ("sm_80", "sm_90"), ("compute_90",)),),
+        binaries=(
+            BinaryArchFacts("/x/libtorch_cuda.so", "torch", ("sm_80", "sm_90"), ("compute_90",)),
+        ),
         problems=("ldconfig timed out",),
         overrides=("--driver 535.183.01",),
         captured_at="2026-11-21T00:00:00+00:00",
@@ -82,8 +101,14 @@ def test_doctor_json_output_is_accepted_as_from(tmp_path: Path) -> None:
     [
         (lambda d: d["gpus"][0].update(index="zero"), "field gpus[0].index: expected an integer"),
         (lambda d: d.pop("host"), "field host: missing"),
-        (lambda d: d["host"]["wsl"].update(value="yes"), "field host.wsl.value: expected a boolean"),
-        (lambda d: d["python_env"]["frameworks"][0].pop("name"), "python_env.frameworks[0].name: missing"),
+        (
+            lambda d: d["host"]["wsl"].update(value="yes"),
+            "field host.wsl.value: expected a boolean",
+        ),
+        (
+            lambda d: d["python_env"]["frameworks"][0].pop("name"),
+            "python_env.frameworks[0].name: missing",
+        ),
         (lambda d: d.update(gpus={"a": 1}), "field gpus: expected a list"),
         (lambda d: d.update(schema_version=99), "99 is newer than this gpuenv reads"),
         (lambda d: d["libraries"][0].update(soname=None), "libraries[0].soname: missing"),
@@ -118,7 +143,7 @@ def test_unreadable_files_give_clear_errors(tmp_path: Path, content: bytes, mess
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(GpuenvError, match="nothere.json: cannot read"):
+    with pytest.raises(GpuenvError, match=r"nothere\.json: cannot read"):
         read_snapshot(tmp_path / "nothere.json")
 
 

@@ -37,4 +37,6 @@ def test_the_schema_rejects_a_wrong_type() -> None:
     data = to_dict(full_snapshot())
     data["gpus"][0]["memory_mib"] = "24 GiB"
     validator = jsonschema.Draft202012Validator(schema)
-    assert any("memory_mib" in str(e.path) or "24 GiB" in e.message for e in validator.iter_errors(data))
+    assert any(
+        "memory_mib" in str(e.path) or "24 GiB" in e.message for e in validator.iter_errors(data)
+    )

@@ -1,0 +1,178 @@
+"""What each installer reads, rendered from plans: pip requirements, uv commands and pyproject
+fragment, conda environment.yml, pixi.toml, Dockerfile, DJL launcher."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+from packaging.requirements import Requirement
+
+from gpuenv.plan.model import Plan
+from gpuenv.render.installers import render_installer
+from gpuenv.render.installers.uv import torch_backend
+from gpuenv.render.plan_text import plan_document, render_plan_text
+from tests.test_plan_scenarios import SCENARIOS, Scenario, plan_for
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+URL = re.compile(r"https?://[^\s\"'\]]+")
+
+
+def _with(name: str, installer: str) -> Plan:
+    s = SCENARIOS[name]
+    return plan_for(
+        Scenario(s.name, s.wants, s.driver, s.gpus, s.python, s.platform, s.jetpack, installer)
+    )
+
+
+def _requirement_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line and line[0] not in "#-"]
+
+
+def test_pip_requirements_pin_exactly_and_use_pytorchs_index_as_an_extra_index() -> None:
+    plan = _with("535-rtx3090", "pip")
+    rendered = render_installer(plan)
+    text = rendered.files["requirements.txt"]
+    torch = plan.envs[0].package("torch")
+    assert torch is not None and torch.index_url
+    assert f"--extra-index-url {torch.index_url}" in text.splitlines()
+    for line in _requirement_lines(text):
+        requirement = Requirement(line)
+        assert [s.operator for s in requirement.specifier] == ["=="]
+    assert rendered.commands[-1].endswith("-m pip install -r requirements.txt")
+    assert rendered.commands[0].startswith("python3.11 -m venv")
+
+
+def test_a_plan_from_the_package_index_names_no_index_at_all() -> None:
+    plan = _with("torch-tf-jax", "pip")
+    text = render_installer(plan).files["requirements.txt"]
+    assert not [line for line in text.splitlines() if line.startswith("-")]
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("installer", ["pip", "uv", "conda", "mamba", "pixi"])
+def test_the_only_urls_written_are_the_indexes_the_plan_chose(name: str, installer: str) -> None:
+    """A plan that needs only the package index names no index: the installer's own config
+    applies. Every URL in the files is a PyTorch or NVIDIA index the plan chose from the KB."""
+    if SCENARIOS[name].installer == "docker":
+        installer = "docker"
+    plan = _with(name, installer)
+    chosen = {u for env in plan.envs for u in (*env.index_urls, *env.find_links)}
+    rendered = render_installer(plan)
+    for text in (*rendered.files.values(), *rendered.commands):
+        assert set(URL.findall(text)) <= chosen, text
+
+
+def test_uv_uses_the_torch_backend_and_explicit_indexes() -> None:
+    plan = _with("535-rtx3090", "uv")
+    rendered = render_installer(plan)
+    torch = plan.envs[0].package("torch")
+    assert torch is not None and torch.local_label
+    assert torch_backend(plan.envs[0]) == torch.local_label
+    install = next(c for c in rendered.commands if c.startswith("uv pip install"))
+    assert f"--torch-backend {torch.local_label}" in install
+    fragment = tomllib.loads(rendered.files["pyproject.gpuenv.toml"])
+    index = fragment["tool"]["uv"]["index"][0]
+    assert index["explicit"] is True and index["url"] == torch.index_url
+    assert fragment["tool"]["uv"]["sources"]["torch"] == [{"index": index["name"]}]
+    assert torch.requirement in fragment["project"]["dependencies"]
+
+
+def test_uv_without_pytorch_indexes_needs_no_backend() -> None:
+    plan = _with("torch-tf-jax", "uv")
+    assert torch_backend(plan.envs[0]) is None
+    fragment = tomllib.loads(render_installer(plan).files["pyproject.gpuenv.toml"])
+    assert "tool" not in fragment
+
+
+def test_conda_mixes_conda_forge_builds_and_a_pip_section() -> None:
+    plan = plan_for(
+        Scenario(
+            "mix", ("torch", "tensorflow"), "570.124.06", ("RTX 4090",), "3.11", installer="conda"
+        )
+    )
+    text = render_installer(plan).files["environment.yml"]
+    assert "  - conda-forge" in text and "  - pip:" in text
+    assert any(line.strip().startswith("- pytorch=") for line in text.splitlines())
+    assert any("tensorflow[and-cuda]==" in line for line in text.splitlines())
+
+
+def test_mamba_uses_mamba() -> None:
+    rendered = render_installer(_with("conda-a100-535", "mamba"))
+    assert "mamba env create -f environment.yml" in rendered.commands[0]
+
+
+def test_pixi_declares_the_targets_cuda_as_a_system_requirement() -> None:
+    plan = _with("conda-a100-535", "pixi")
+    manifest = tomllib.loads(render_installer(plan).files["pixi.toml"])
+    assert manifest["system-requirements"]["cuda"] == "12.2"
+    torch = plan.envs[0].package("torch")
+    assert torch is not None and torch.conda is not None
+    assert manifest["dependencies"]["pytorch"] == {
+        "version": f"=={torch.conda.version}",
+        "build": torch.conda.build,
+    }
+    assert manifest["dependencies"]["cuda-version"] == f"{torch.cuda}.*"
+
+
+def test_pixi_puts_wheels_in_pypi_dependencies() -> None:
+    plan = plan_for(
+        Scenario(
+            "mix", ("torch", "tensorflow"), "570.124.06", ("RTX 4090",), "3.11", installer="pixi"
+        )
+    )
+    manifest = tomllib.loads(render_installer(plan).files["pixi.toml"])
+    tf = plan.envs[0].package("tensorflow")
+    assert tf is not None
+    assert manifest["pypi-dependencies"]["tensorflow"] == {
+        "version": f"=={tf.version}",
+        "extras": list(tf.extras),
+    }
+
+
+def test_dockerfile_installs_the_requirements_in_the_images_python() -> None:
+    plan = _with("docker-535", "docker")
+    files = render_installer(plan).files
+    lines = files["Dockerfile"].splitlines()
+    assert next(line for line in lines if line.startswith("FROM ")).startswith("FROM nvidia/cuda:")
+    assert "RUN pip install -r /tmp/requirements.txt" in lines
+    assert "requirements.txt" in files
+
+
+def test_split_plans_write_one_file_per_env() -> None:
+    plan = plan_for(
+        Scenario("split", ("torch>=2.11", "tensorflow"), "580.65.06", ("RTX 4090",), "3.12")
+    )
+    files = render_installer(plan).files
+    assert set(files) == {"requirements-env-torch.txt", "requirements-env-tensorflow.txt"}
+
+
+def test_text_names_the_verdict_reasons_and_commands() -> None:
+    plan = _with("535-rtx3090", "pip")
+    rendered = render_installer(plan)
+    text = render_plan_text(plan, rendered)
+    assert "verdict: fits" in text
+    assert "passed over:" in text and "needs driver ≥ 580" in text
+    assert "$ python3.11 -m venv .venv" in text
+
+
+def test_text_of_a_no_fit_plan_shows_the_smallest_change() -> None:
+    plan = plan_for(Scenario("old", ("torch>=2.11",), "470.256.02", ("RTX 3090",), "3.11"))
+    text = render_plan_text(plan, render_installer(plan))
+    assert "nothing fits" in text and "smallest change:" in text
+    assert "upgrade the driver to ≥ 525.60.13" in text
+
+
+def test_json_document_carries_pins_reasons_files_and_commands() -> None:
+    plan = _with("535-rtx3090", "pip")
+    document = plan_document(plan, render_installer(plan), 0)
+    assert document["schema"] == "gpuenv-plan/1" and document["fits"] is True
+    package = document["envs"][0]["packages"][0]
+    assert package["requirement"] == f"{package['name']}=={package['version']}"
+    assert package["rejected"] and {"candidate", "rule", "reason"} <= set(package["rejected"][0])
+    assert "requirements.txt" in document["files"] and document["commands"]
