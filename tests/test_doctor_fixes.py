@@ -1,9 +1,10 @@
 """Every fix command the doctor emits is checked the way a user would run it.
 
-Commands that need only the package index are resolved for real with
-`pip install --dry-run --report` for the target platform (network). Commands that name PyTorch's
-own index (not reachable from here) are parsed with pip's own option parser and their base
-version is checked against the package-index table.
+Commands that need only the package index are checked against the real index (network): a
+wheel of an accepted version must exist for the target Python and platform (tests/index_check.py
+explains why not `pip install --dry-run`, which downloads whole CUDA wheels from an index without
+separate metadata). Commands that name PyTorch's own index (not reachable from here) are parsed
+with pip's own option parser and their base version is checked against the package-index table.
 """
 
 from __future__ import annotations
@@ -16,21 +17,14 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.version import Version
 
 from gpuenv.diagnose import diagnose
 from gpuenv.facts import FrameworkBuild
 from gpuenv.kb import default_kb
 from tests.builders import PYTHON, dist, machine, torch_build
+from tests.index_check import unavailable
 
-PLATFORMS = [
-    "manylinux_2_28_x86_64",
-    "manylinux_2_27_x86_64",
-    "manylinux_2_17_x86_64",
-    "manylinux2014_x86_64",
-    "manylinux_2_5_x86_64",
-    "manylinux1_x86_64",
-    "linux_x86_64",
-]
 CU12_PINS = (
     'nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux"',
     'nvidia-cublas-cu12==12.1.3.1; platform_system == "Linux"',
@@ -71,45 +65,13 @@ def _pip_argv(command: str) -> list[str]:
 
 @pytest.mark.network
 @pytest.mark.parametrize("name", ["missing-cudnn", "tensorflow-cpu", "jax-cpu"])
-def test_pip_fix_resolves_against_the_package_index(name: str, tmp_path: Path) -> None:
+def test_pip_fix_requirements_exist_on_the_package_index(name: str) -> None:
     commands = pip_only_scenarios()[name]
     assert commands, f"{name}: the doctor gave no pip command"
     for command in commands:
-        args = [a for a in _pip_argv(command) if a != "--force-reinstall"]
-        report = tmp_path / "report.json"
-        argv = [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--ignore-installed",
-            "--quiet",
-            "--report",
-            str(report),
-            "--only-binary=:all:",
-            "--python-version",
-            "3.11",
-            "--target",
-            str(tmp_path / "t"),
-            *(f"--platform={p}" for p in PLATFORMS),
-            *args,
-        ]
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0 and (
-            "connection" in done.stderr.lower() or "network" in done.stderr.lower()
-        ):
-            pytest.skip("the package index cannot be reached")
-        assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
-        installed = {
-            i["metadata"]["name"].lower(): i["metadata"]["version"]
-            for i in json.loads(report.read_text())["install"]
-        }
-        for requirement in map(Requirement, args):
-            assert requirement.name.lower() in installed
-            assert requirement.specifier.contains(
-                installed[requirement.name.lower()], prereleases=True
-            )
+        requirements = [a for a in _pip_argv(command) if not a.startswith("-")]
+        assert requirements, command
+        assert unavailable(requirements, "3.11", "linux-x86_64") == [], command
 
 
 def test_torch_variant_fix_is_a_valid_pip_command_for_a_real_release() -> None:
@@ -130,45 +92,23 @@ def test_torch_variant_fix_is_a_valid_pip_command_for_a_real_release() -> None:
     assert version.split("+")[0] in releases  # the same release exists on the package index
 
 
-@pytest.mark.network
 @pytest.mark.real
-def test_current_cuda_torch_from_the_index_on_a_v100(tmp_path: Path) -> None:
-    """A venv holding the newest torch's real package metadata (not its GBs of wheels)."""
-    report = tmp_path / "r.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--no-deps",
-            "--ignore-installed",
-            "--quiet",
-            "--report",
-            str(report),
-            "--only-binary=:all:",
-            "--python-version",
-            "3.12",
-            "--target",
-            str(tmp_path / "t"),
-            *(f"--platform={p}" for p in PLATFORMS),
-            "torch",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"the package index cannot be reached: {done.stderr[-300:]}")
-    metadata = json.loads(report.read_text())["install"][0]["metadata"]
+def test_newest_cuda_torch_of_the_index_on_a_v100(tmp_path: Path) -> None:
+    """A venv holding the real package metadata (Requires-Dist recorded in the generated KB table)
+    of the newest torch release whose CUDA pins were read, without its gigabytes of wheels."""
+    rows = [
+        r
+        for r in default_kb().rows("wheels", "release")
+        if r["package"] == "torch" and r.get("pins")
+    ]
+    newest = max(rows, key=lambda r: Version(str(r["version"])))
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next((venv / "lib").glob("python3*/site-packages"))
-    info = site / f"torch-{metadata['version']}.dist-info"
+    info = site / f"torch-{newest['version']}.dist-info"
     info.mkdir()
-    lines = ["Metadata-Version: 2.1", "Name: torch", f"Version: {metadata['version']}"]
-    lines += [f"Requires-Dist: {r}" for r in metadata.get("requires_dist", [])]
+    lines = ["Metadata-Version: 2.1", "Name: torch", f"Version: {newest['version']}"]
+    lines += [f"Requires-Dist: {pin}; platform_system == 'Linux'" for pin in newest["pins"]]
     (info / "METADATA").write_text("\n".join(lines) + "\n")
     (info / "INSTALLER").write_text("pip\n")
     (site / "torch").mkdir()
@@ -185,6 +125,8 @@ def test_current_cuda_torch_from_the_index_on_a_v100(tmp_path: Path) -> None:
         "Tesla V100-SXM2-16GB",
     ]
     first = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout)
+    [torch] = [f for f in first["snapshot"]["python_env"]["frameworks"] if f["name"] == "torch"]
+    assert torch["framework_cuda"] == newest["cuda"]
     assert "gpu_arch_unsupported" in {f["cause"] for f in first["findings"]}
     second = json.loads(
         subprocess.run(
