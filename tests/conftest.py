@@ -28,6 +28,17 @@ def _refuse(*args: object, **kwargs: object) -> None:
     )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import os
+
+    if os.environ.get("GPUENV_HEAVY_TESTS") == "1":
+        return
+    skip = pytest.mark.skip(reason="downloads gigabytes; set GPUENV_HEAVY_TESTS=1 to run")
+    for item in items:
+        if item.get_closest_marker("heavy"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _machine_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     if request.node.get_closest_marker("real") or request.node.get_closest_marker("network"):

@@ -19,7 +19,7 @@ RTX3090 = ["--driver", "535.183.01", "--gpu", "RTX 3090", "--python-version", "3
 
 
 @pytest.fixture(autouse=True)
-def _plan_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+def plan_command(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register `plan` on gpuenv's parser if cli.py does not (yet)."""
     original = cli.build_parser
 

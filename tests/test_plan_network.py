@@ -1,7 +1,12 @@
-"""Real resolution: pip, given the requirements a plan emits and the target's Python and platform
-tags, must resolve exactly the planned versions (metadata only: --dry-run --report, no wheels
-installed). Run for every scenario whose plan needs only the package index; skipped when the
-index cannot be reached.
+"""Real resolution of the requirements a plan emits, for the target's Python and platform, for
+every scenario whose plan needs only the package index; skipped when the index cannot be reached.
+
+Two depths. Always (network): every pinned requirement has a wheel on the index for the target's
+Python and platform tags (project pages only, no downloads; tests/index_check.py). On request
+(`heavy`, GPUENV_HEAVY_TESTS=1): pip itself resolves the requirements with --dry-run --report and
+must pick exactly the planned versions. The heavy check is opt-in because pip downloads whole
+wheels (gigabytes of CUDA libraries) from an index that serves no separate core metadata, as the
+one here does.
 
 pip does not expand --platform into the tags a system accepts, so every manylinux tag a glibc
 2.17–2.39 system accepts is passed (CUDA wheels are tagged manylinux_2_27/2_28 and newer)."""
@@ -18,6 +23,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from gpuenv.render.installers import render_installer
+from tests.index_check import unavailable
 from tests.test_plan_scenarios import SCENARIOS, plan_for
 
 TIMEOUT_S = 900
@@ -51,6 +57,10 @@ def _pip_report(requirements: Path, python: str, platform: str, work: Path) -> d
     argv += ["--only-binary=:all:", "--python-version", python, "--target", str(work / "t")]
     for tag in platform_tags(platform):
         argv += ["--platform", tag]
+    if python != f"{sys.version_info[0]}.{sys.version_info[1]}":
+        # pip checks Requires-Python against the running interpreter even with --python-version;
+        # the wheel tags (cp312 ...) still select for the planned Python
+        argv.append("--ignore-requires-python")
     argv += ["-r", str(requirements)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
     if done.returncode != 0:
@@ -64,9 +74,7 @@ def _pip_report(requirements: Path, python: str, platform: str, work: Path) -> d
     }
 
 
-@pytest.mark.network
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_pip_resolves_exactly_the_planned_versions(name: str, tmp_path: Path) -> None:
+def _index_only_plan(name: str):  # type: ignore[no-untyped-def]
     plan = plan_for(SCENARIOS[name])
     if not plan.envs:
         pytest.skip("the plan has no environment")
@@ -75,6 +83,22 @@ def test_pip_resolves_exactly_the_planned_versions(name: str, tmp_path: Path) ->
         pytest.skip("this plan needs PyTorch's, NVIDIA's or conda-forge's packages")
     if env.python is None:
         pytest.skip("the plan's Python is unknown")
+    return plan, env
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_every_planned_pin_has_a_wheel_for_the_target(name: str) -> None:
+    plan, env = _index_only_plan(name)
+    pins = [f"{p.name}=={p.version}" for p in env.packages]
+    assert unavailable(pins, env.python, plan.target.platform) == []
+
+
+@pytest.mark.network
+@pytest.mark.heavy
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_pip_resolves_exactly_the_planned_versions(name: str, tmp_path: Path) -> None:
+    plan, env = _index_only_plan(name)
     files = render_installer(plan).files
     requirements = tmp_path / "requirements.txt"
     text = next(t for n, t in files.items() if n.startswith("requirements"))

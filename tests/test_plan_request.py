@@ -120,14 +120,15 @@ def test_bad_pyprojects_are_clear_errors(text: str) -> None:
     assert caught.value.code == "bad-pyproject"
 
 
-def test_merge_keeps_the_first_want_of_each_framework_and_needs_one() -> None:
+def test_a_framework_asked_for_twice_must_meet_both_constraints() -> None:
     first = request_from_arguments(["torch<2.7"])
-    second = parse_requirements("torch\ntensorflow\n", "r.txt", _no_include)
+    second = parse_requirements("torch>=2.4\ntensorflow\n", "r.txt", _no_include)
     merged = merge([first, second])
     assert [(w.framework, w.specifier) for w in merged.wants] == [
-        ("torch", "<2.7"),
+        ("torch", "<2.7,>=2.4"),
         ("tensorflow", ""),
     ]
+    assert request_from_arguments(["jax", "jaxlib==0.6.2"]).wants[0].specifier == "==0.6.2"
     with pytest.raises(GpuenvError) as caught:
         merge([parse_requirements("numpy\n", "r.txt", _no_include)])
     assert caught.value.code == "nothing-to-plan"

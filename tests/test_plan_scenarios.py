@@ -7,6 +7,9 @@ and say why each candidate it passed over was rejected.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
 
 from gpuenv.kb import default_kb
 from gpuenv.kb.query.containers import parse_require_cuda
@@ -14,6 +17,8 @@ from gpuenv.kb.query.cuda import coverage
 from gpuenv.plan.model import FITS, NO_FIT, PackageChoice, Plan, plan_to_dict
 from gpuenv.plan.request import request_from_arguments
 from gpuenv.plan.resolve import make_plan
+from gpuenv.probe import ProbeOptions, probe_machine
+from gpuenv.probe.access import RecordedMachine
 from gpuenv.render.installers import render_installer
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 from gpuenv.whatif import WhatIf, declared_snapshot
@@ -255,3 +260,51 @@ def test_djl_gets_a_pytorch_flavor_the_driver_runs() -> None:
 def test_plans_are_deterministic() -> None:
     for scenario in SCENARIOS.values():
         assert plan_to_dict(plan_for(scenario)) == plan_to_dict(plan_for(scenario))
+
+
+# ---- plans for recorded machines (probed from fixtures, as `gpuenv plan` does here) -----------
+
+RECORDED = Path(__file__).parent / "fixtures" / "machines"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rtx3090_driver535",
+        "gtx1080ti_driver470",
+        "h100_driver580",
+        "v100_driver460",
+        "windows_rtx4090",
+        "wsl2",
+    ],
+)
+def test_a_recorded_machine_gets_a_torch_its_driver_and_gpus_run(name: str) -> None:
+    snapshot = probe_machine(
+        RecordedMachine.load(RECORDED / name), ProbeOptions(scan_binaries=False)
+    )
+    kb = default_kb()
+    plan = make_plan(request_from_arguments(["torch"]), snapshot, kb)
+    torch = _torch(plan)
+    assert plan.target.driver is not None and _driver_at_most(torch, plan.target.driver)
+    for gpu in plan.target.gpus:
+        assert _covers(torch, gpu.rsplit("(", 1)[1].rstrip(")"))
+
+
+def test_the_wsl2_driver_is_read_as_the_windows_driver_it_is() -> None:
+    snapshot = probe_machine(
+        RecordedMachine.load(RECORDED / "wsl2"), ProbeOptions(scan_binaries=False)
+    )
+    plan = make_plan(request_from_arguments(["torch"]), snapshot, default_kb())
+    torch = _torch(plan)
+    assert plan.target.platform == "linux-x86_64" and torch.driver_how == "native"
+
+
+def test_mixed_generations_need_a_build_with_code_for_every_gpu() -> None:
+    fits = plan_for(Scenario("mix", ("torch",), "580.65.06", ("RTX 3090", "RTX 5090"), "3.12"))
+    torch = _torch(fits)
+    assert _covers(torch, "8.6") and _covers(torch, "12.0")
+    none = plan_for(Scenario("mix", ("torch",), "580.65.06", ("GTX 1080 Ti", "RTX 5090"), "3.12"))
+    assert none.verdict == NO_FIT
+    reasons = " ".join(r.reason for r in none.unplaced[0].rejected)
+    assert "sm_61" in reasons and "sm_120" in reasons
+    assert [c.kind for c in none.changes] == ["gpus"]

@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--markdown", action="store_true", help="Markdown for a bug report")
     doctor.set_defaults(handler=_cmd_doctor)
 
+    from gpuenv.plan.cli_plan import add_plan_command
+
+    add_plan_command(commands)
+
     kb = commands.add_parser("kb", help="the knowledge base: show, audit, refresh")
     kb_commands = kb.add_subparsers(dest="kb_command", metavar="KB_COMMAND")
     show = kb_commands.add_parser("show", help="print a table, e.g. `kb show torch --cuda 12.1`")

@@ -1,0 +1,278 @@
+"""A candidate build of one package and the rules that judge it alone: the user's constraint,
+Python, platform, driver and GPU architectures. Joint rules (several packages in one env) live in
+joint.py. Every rule that fails yields a Rejection; a candidate fits when none does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from gpuenv.errors import GpuenvError
+from gpuenv.kb.query.cuda import (
+    FIRST_MVC_MAJOR,
+    MVC,
+    NATIVE,
+    coverage,
+    mvc_min_driver,
+    toolkit_min_driver,
+)
+from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection
+from gpuenv.plan.request import Want
+from gpuenv.plan.target import Target
+from gpuenv.plan.wheels import version_key
+from gpuenv.versions import ComputeCapability, CudaVersion
+
+
+@dataclass(frozen=True)
+class Candidate:
+    framework: str  # "torch"
+    name: str  # distribution: "torch", "tensorflow", "cupy-cuda12x"
+    version: str  # exact, local label included: "2.5.1+cu121"
+    build: str  # "cu121" | "cpu" | "cuda12" | "and-cuda" | "jetson"
+    cuda: CudaVersion | None = None
+    cudnn: str | None = None
+    extras: tuple[str, ...] = ()
+    index_url: str | None = None
+    find_links: str | None = None
+    sass: tuple[ComputeCapability, ...] | None = None  # None: unknown
+    ptx: tuple[ComputeCapability, ...] = ()
+    min_cc: ComputeCapability | None = None  # lowest GPU it supports, when only that is known
+    strict_arch: bool = False  # reject when the arch list is unknown (torch: lists are curated)
+    python_tags: tuple[str, ...] | None = None  # "cp311", "py3", "cp39-abi3"; None: unknown
+    python_range: tuple[str | None, str | None] = (None, None)  # ("3.9", "3.12") inclusive
+    platforms: tuple[str, ...] | None = None  # None: unknown
+    pins: tuple[str, ...] = ()
+    pins_known: bool = True
+    system_needs: tuple[str, ...] = ()
+    conda: CondaSpec | None = None
+    blocked: tuple[Rejection, ...] = ()  # rules its generator already knows it fails
+    # packages pinned with it: (name, version, extras), e.g. ("jaxlib", "0.6.2", ())
+    companions: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    default: bool = False  # what the installer picks from the package index without a variant
+    why: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        shown = self.version.split("+")[0]
+        return " ".join(part for part in (self.name, shown, self.build) if part)
+
+    @property
+    def public(self) -> Version:
+        return version_key(self.version.split("+")[0])
+
+    def reject(self, rule: str, reason: str, needs: str | None = None) -> Rejection:
+        return Rejection(self.framework, self.label, rule, reason, needs)
+
+    def blocked_by(self, rule: str, reason: str, needs: str | None = None) -> Candidate:
+        return replace(self, blocked=(*self.blocked, self.reject(rule, reason, needs)))
+
+
+def specifier_of(want: Want) -> SpecifierSet:
+    try:
+        return SpecifierSet(want.specifier)
+    except InvalidSpecifier as exc:  # parse_want already checked; kept for direct callers
+        raise GpuenvError("bad-requirement", f"{want.raw!r}: {exc}") from None
+
+
+def judge(candidate: Candidate, target: Target, want: Want | None) -> tuple[Rejection, ...]:
+    """Every rule this candidate fails on the target, most fixable first."""
+    out: list[Rejection] = []
+    if want is not None:
+        out.extend(_constraint(candidate, want))
+    unknown = tuple(r for r in candidate.blocked if r.rule == "unknown")
+    if unknown:
+        return (*out, *unknown)
+    out.extend(_python(candidate, target))
+    out.extend(_platform(candidate, target))
+    out.extend(candidate.blocked)
+    out.extend(_driver(candidate, target))
+    out.extend(_arch(candidate, target))
+    out.extend(_gpu_wanted(candidate, target))
+    return tuple(out)
+
+
+# Wants that name one distribution of a framework: only that distribution will do.
+_SPECIFIC = ("cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")
+
+
+def _constraint(candidate: Candidate, want: Want) -> list[Rejection]:
+    if want.name in _SPECIFIC and candidate.name != want.name:
+        return [candidate.reject("constraint", f"you asked for {want.name}")]
+    spec = specifier_of(want)
+    if not str(spec):
+        return []
+    if spec.contains(candidate.version, prereleases=True):
+        return []
+    return [candidate.reject("constraint", f"outside your constraint {want.name}{spec}")]
+
+
+def _python(candidate: Candidate, target: Target) -> list[Rejection]:
+    python = target.python
+    if python is None:
+        return []
+    low, high = candidate.python_range
+    text = target.python_text
+    if candidate.python_tags is not None and not _tags_admit(candidate.python_tags, python):
+        span = _tag_span(candidate.python_tags)
+        shown = f"wheels for Python {span}" if span else "wheels for other Pythons"
+        return [candidate.reject("python", f"no wheel for Python {text} ({shown})", span)]
+    if (low and _pv(text) < _pv(low)) or (high and _pv(text) > _pv(high)):
+        span = f"{low or '3.0'}–{high or '3.99'}"
+        return [candidate.reject("python", f"supports Python {span}; you have {text}", span)]
+    return []
+
+
+def _pv(text: str | None) -> tuple[int, ...]:
+    parts = []
+    for part in (text or "0").split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts)
+
+
+def _tags_admit(tags: Iterable[str], python: tuple[int, int]) -> bool:
+    wanted = f"cp{python[0]}{python[1]}"
+    for tag in tags:
+        if tag in ("py3", f"py{python[0]}", "py2.py3", wanted):
+            return True
+        if tag.endswith("-abi3") and _tag_python(tag[:-5]) <= python:
+            return True
+    return False
+
+
+def _tag_python(tag: str) -> tuple[int, int]:
+    digits = tag[2:].rstrip("t")
+    if len(digits) < 2 or not digits.isdigit():
+        return (99, 99)
+    return (int(digits[0]), int(digits[1:]))
+
+
+def _tag_span(tags: Iterable[str]) -> str | None:
+    """'3.9–3.12' from cp39 … cp312 (free-threaded tags count as their Python)."""
+    versions = sorted({_tag_python(t.split("-")[0]) for t in tags if t.startswith("cp")})
+    versions = [v for v in versions if v != (99, 99)]
+    if not versions:
+        return None
+    low, high = versions[0], versions[-1]
+    return f"{low[0]}.{low[1]}–{high[0]}.{high[1]}"
+
+
+def _platform(candidate: Candidate, target: Target) -> list[Rejection]:
+    platforms = candidate.platforms
+    if platforms is None or "any" in platforms or target.platform in platforms:
+        return []
+    shown = ", ".join(platforms) or "no platform"
+    return [candidate.reject("platform", f"no build for {target.platform} (has {shown})")]
+
+
+def _driver(candidate: Candidate, target: Target) -> list[Rejection]:
+    if candidate.cuda is None:
+        return []
+    support = target.driver_support(candidate.cuda)
+    if support is None or support.ok is not False:
+        return []
+    need = f"needs driver ≥ {support.min_driver}" if support.min_driver else "needs a newer driver"
+    reason = f"built for CUDA {candidate.cuda.short}, {need}; you have {target.driver}"
+    return [candidate.reject("driver", reason, str(support.min_driver or ""))]
+
+
+def _arch(candidate: Candidate, target: Target) -> list[Rejection]:
+    if candidate.cuda is None or not target.wants_gpu:
+        return []
+    for gpu in target.gpus:
+        if gpu.cc is None:
+            continue
+        reason = _arch_reason(candidate, gpu.cc)
+        if reason:
+            return [
+                candidate.reject("arch", f"{reason} {gpu.name} (sm_{gpu.cc.major}{gpu.cc.minor})")
+            ]
+    return []
+
+
+def _arch_reason(candidate: Candidate, cc: ComputeCapability) -> str | None:
+    if candidate.sass is None:
+        floor = candidate.min_cc
+        if floor is not None and (cc.major, cc.minor) < (floor.major, floor.minor):
+            return f"supports compute capability ≥ {floor} only, not"
+        if floor is None and candidate.strict_arch:
+            return "its GPU architectures are unknown, so it may not run on"
+        return None
+    cov = coverage(candidate.sass, candidate.ptx, cc)
+    if cov.runs:
+        return None
+    listed = ", ".join(c.sm for c in sorted(candidate.sass)) or "none"
+    return f"has code for {listed} only, none for"
+
+
+def _gpu_wanted(candidate: Candidate, target: Target) -> list[Rejection]:
+    gpu_build = candidate.cuda is not None or candidate.build == "jetson"
+    if target.wants_gpu and not gpu_build:
+        return [candidate.reject("gpu", "a CPU-only build, and the target has an NVIDIA GPU")]
+    if not target.wants_gpu and gpu_build:
+        return [candidate.reject("gpu", "a CUDA build, and the target has no NVIDIA GPU")]
+    return []
+
+
+def driver_how(candidate: Candidate, target: Target) -> str | None:
+    if candidate.cuda is None:
+        return None
+    support = target.driver_support(candidate.cuda)
+    return support.how if support is not None else None
+
+
+def variant_rank(candidate: Candidate, target: Target) -> tuple[int, int]:
+    """Order of the variants of one version: CUDA the driver runs natively first, then CUDA it
+    runs under minor-version compatibility, each highest first; CPU builds last. With no driver
+    known, the build the package index serves by default comes first."""
+    cuda = candidate.cuda
+    if cuda is None:
+        return (9, 0)
+    minor = cuda.major * 100 + cuda.minor
+    if target.driver is None or target.jetson:
+        return (0 if candidate.default else 1, -minor)
+    tier = {NATIVE: 0, MVC: 1}.get(driver_how(candidate, target) or "", 2)
+    return (tier, -minor)
+
+
+def min_driver_for(target: Target, cuda: CudaVersion) -> str | None:
+    """The lowest driver that runs code built with `cuda` on the target's OS, driver or not."""
+    os_name = target.driver_os
+    if cuda.major >= FIRST_MVC_MAJOR:
+        found = mvc_min_driver(target.kb, cuda.major, os_name)
+    else:
+        found = toolkit_min_driver(target.kb, cuda, os_name)
+    return str(found) if found else None
+
+
+def to_choice(
+    candidate: Candidate, target: Target, rejected: tuple[Rejection, ...]
+) -> PackageChoice:
+    support = target.driver_support(candidate.cuda) if candidate.cuda else None
+    min_driver = min_driver_for(target, candidate.cuda) if candidate.cuda else None
+    return PackageChoice(
+        name=candidate.name,
+        version=candidate.version,
+        framework=candidate.framework,
+        build=candidate.build,
+        extras=candidate.extras,
+        cuda=candidate.cuda.short if candidate.cuda else None,
+        cudnn=candidate.cudnn,
+        index_url=candidate.index_url,
+        find_links=candidate.find_links,
+        min_driver=None if target.jetson else min_driver,
+        driver_how=support.how if support else None,
+        sass=tuple(c.sm for c in candidate.sass or ()),
+        ptx=tuple(f"compute_{c.major}{c.minor}{c.suffix}" for c in candidate.ptx),
+        pins=candidate.pins,
+        system_needs=candidate.system_needs,
+        conda=candidate.conda,
+        why=candidate.why,
+        notes=candidate.notes,
+        rejected=rejected,
+    )

@@ -1,0 +1,184 @@
+"""`gpuenv plan`: its arguments and handler. Parse, read the wants and the target, call
+`make_plan`, render; with --create, hand the plan to gpuenv.apply. No planning logic here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpuenv.errors import EXIT_FINDINGS, EXIT_OK, GpuenvError
+from gpuenv.plan.model import INSTALLERS
+
+if TYPE_CHECKING:
+    from gpuenv.plan.model import Plan
+    from gpuenv.plan.request import Request
+
+MAX_FILE_BYTES = 2_000_000
+# What-if flags that describe another machine: plan for it without probing this one.
+_DECLARING = ("driver", "gpu", "jetpack", "platform")
+
+
+def add_plan_command(subparsers: Any) -> None:
+    from gpuenv.cli import _output_options, _target_options
+
+    parser = subparsers.add_parser(
+        "plan", help="choose versions that fit the machine; write what each installer reads"
+    )
+    parser.add_argument(
+        "wants", nargs="*", metavar="WANT", help='what to install: torch, "torch>=2.4,<2.7", jax'
+    )
+    parser.add_argument(
+        "-r",
+        "--requirements",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a requirements file, or a pyproject.toml (its [project] dependencies)",
+    )
+    parser.add_argument(
+        "--installer",
+        choices=INSTALLERS,
+        help="what will install it (default: what manages the target env, else pip)",
+    )
+    parser.add_argument("-o", "--output", type=Path, metavar="DIR", help="write the files here")
+    parser.add_argument(
+        "--create", type=Path, metavar="PATH", help="create the env at PATH and check it"
+    )
+    parser.add_argument(
+        "--existing-ok", action="store_true", help="with --create: install into an existing env"
+    )
+    _target_options(parser)
+    _output_options(parser)
+    parser.set_defaults(handler=cmd_plan)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from gpuenv.kb import default_kb
+    from gpuenv.plan.resolve import make_plan
+    from gpuenv.render.installers import render_installer
+
+    request = read_request(args.wants, args.requirements)
+    snapshot = _target(args)
+    installer = args.installer or _default_installer(snapshot)
+    plan = make_plan(request, snapshot, default_kb(), installer)
+    rendered = render_installer(plan)
+    written = _write(args.output, rendered.files) if args.output else []
+    code = EXIT_OK if plan.fits else EXIT_FINDINGS
+    _print(args, plan, rendered, written, code)
+    if args.create is not None:
+        return _create(args, plan)
+    return code
+
+
+def _print(
+    args: argparse.Namespace, plan: Plan, rendered: Any, written: list[str], code: int
+) -> None:
+    from gpuenv.render.plan_text import render_plan_json, render_plan_text
+
+    if args.json:
+        sys.stdout.write(render_plan_json(plan, rendered, code))
+    else:
+        sys.stdout.write(render_plan_text(plan, rendered, written))
+
+
+def read_request(wants: list[str], files: list[Path]) -> Request:
+    from gpuenv.plan.request import merge, parse_pyproject, parse_requirements
+    from gpuenv.plan.request import request_from_arguments as from_arguments
+
+    parts = [from_arguments(wants)] if wants else []
+    for path in files:
+        text = _read(path)
+        if path.suffix == ".toml":
+            parts.append(parse_pyproject(text, path.name))
+        else:
+            parts.append(parse_requirements(text, str(path), _includer(path.parent)))
+    return merge(parts)
+
+
+def _includer(folder: Path) -> Any:
+    def include(name: str) -> tuple[str, str]:
+        path = folder / name
+        return str(path), _read(path)
+
+    return include
+
+
+def _read(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise GpuenvError(
+                "bad-requirements-file", f"{path} is larger than {MAX_FILE_BYTES} bytes"
+            )
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise GpuenvError("file-not-found", f"{path} does not exist") from None
+    except UnicodeDecodeError:
+        raise GpuenvError("bad-requirements-file", f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise GpuenvError("cannot-read", f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _target(args: argparse.Namespace) -> Any:
+    """A snapshot file, a declared machine (what-if flags naming another one), or this one."""
+    from gpuenv.api import load_target, what_if_from_args
+    from gpuenv.kb import default_kb
+    from gpuenv.whatif import declared_snapshot
+
+    what_if = what_if_from_args(args)
+    if args.create is not None and not what_if.python_version:
+        what_if = _with_python(what_if, args)
+    if args.from_file is None and any(getattr(args, name) for name in _DECLARING):
+        return declared_snapshot(what_if, default_kb())
+    args.python_version = what_if.python_version
+    return load_target(args)
+
+
+def _with_python(what_if: Any, args: argparse.Namespace) -> Any:
+    """--create without --python-version: the env gets the Python gpuenv runs on (or --python's
+    is probed), so plan for that one."""
+    from dataclasses import replace
+
+    if args.python or args.from_file is not None:
+        return what_if
+    return replace(what_if, python_version=f"{sys.version_info[0]}.{sys.version_info[1]}")
+
+
+def _default_installer(snapshot: Any) -> str:
+    env = snapshot.python_env
+    manager = (env.manager or "") if env else ""
+    return manager if manager in INSTALLERS else "pip"
+
+
+def _write(folder: Path, files: dict[str, str]) -> list[str]:
+    written = []
+    for name, text in files.items():
+        path = folder / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise GpuenvError(
+                "cannot-write", f"cannot write {path}: {exc.strerror or exc}"
+            ) from None
+        if name.endswith(".sh"):
+            path.chmod(0o755)
+        written.append(str(path))
+    return written
+
+
+def _create(args: argparse.Namespace, plan: Plan) -> int:
+    from gpuenv.apply import create_env
+
+    result = create_env(plan, args.create, existing_ok=args.existing_ok)
+    out = sys.stderr if args.json else sys.stdout
+    out.write(f"\ncreated {result.path} ({result.tool}); checking it against the plan:\n")
+    for check in result.checks:
+        mark = {True: "ok", False: "MISMATCH", None: "unknown"}[check.ok]
+        found = check.found if check.found is not None else "-"
+        out.write(f"  {mark:<8} {check.package}: planned {check.expected}, found {found}\n")
+    verdict = "matches the plan" if result.ok else "does NOT match the plan"
+    out.write(f"{result.path} {verdict}\n")
+    return EXIT_OK if result.ok else EXIT_FINDINGS

@@ -1,0 +1,212 @@
+"""Several packages in one environment: they must share one CUDA major (cuDNN and cuBLAS load once
+per process) and the NVIDIA library versions their wheels pin must all be satisfiable together.
+
+`pick` walks the candidates in preference order, first framework first, and returns the first
+combination that holds together (depth-first, with forward checking so that a framework left
+without candidates cuts the branch at once). Deterministic: same lists in, same pick out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from gpuenv.plan.candidate import Candidate
+from gpuenv.plan.model import Rejection
+
+MAX_STEPS = 200_000  # candidate pairs examined before a search gives up
+NO_COMBINATION = "no combination with the other packages holds"
+
+# Candidates of a framework that depend on what was picked before it (torchvision on torch).
+Dependent = Callable[[Mapping[str, Candidate]], Sequence[Candidate]]
+
+
+@dataclass
+class _Search:
+    lists: Mapping[str, Sequence[Candidate]]
+    dependent: Mapping[str, Dependent]
+    order: tuple[str, ...]
+    steps: int = 0
+    pair_cache: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+    def conflict(self, a: Candidate, b: Candidate) -> str | None:
+        key = (_key(a), _key(b))
+        if key not in self.pair_cache:
+            self.steps += 1
+            self.pair_cache[key] = pair_conflict(a, b)
+        return self.pair_cache[key]
+
+
+def _key(candidate: Candidate) -> str:
+    return f"{candidate.framework}:{candidate.name}:{candidate.version}:{candidate.build}"
+
+
+def pick(
+    order: Sequence[str],
+    lists: Mapping[str, Sequence[Candidate]],
+    dependent: Mapping[str, Dependent] | None = None,
+) -> dict[str, Candidate] | None:
+    """The preferred combination with one candidate per framework, or None."""
+    search = _Search(lists, dependent or {}, tuple(order))
+    return _walk(search, {}, 0)
+
+
+def _walk(search: _Search, chosen: dict[str, Candidate], depth: int) -> dict[str, Candidate] | None:
+    if depth == len(search.order):
+        return dict(chosen)
+    framework = search.order[depth]
+    for candidate in _options(search, chosen, framework):
+        if search.steps > MAX_STEPS:
+            return None
+        if any(search.conflict(candidate, other) for other in chosen.values()):
+            continue
+        chosen[framework] = candidate
+        if _ahead_ok(search, chosen, depth + 1):
+            found = _walk(search, chosen, depth + 1)
+            if found is not None:
+                return found
+        del chosen[framework]
+    return None
+
+
+def _options(
+    search: _Search, chosen: Mapping[str, Candidate], framework: str
+) -> Sequence[Candidate]:
+    if framework in search.dependent:
+        return search.dependent[framework](chosen)
+    return search.lists.get(framework, ())
+
+
+def _ahead_ok(search: _Search, chosen: Mapping[str, Candidate], start: int) -> bool:
+    """Forward check: every later independent framework keeps a candidate that fits so far."""
+    for framework in search.order[start:]:
+        if framework in search.dependent:
+            continue
+        options = search.lists.get(framework, ())
+        if not any(
+            not any(search.conflict(c, other) for other in chosen.values()) for c in options
+        ):
+            return False
+    return True
+
+
+def pair_conflict(a: Candidate, b: Candidate) -> str | None:
+    """Why `a` cannot share an environment with `b`, or None (the text speaks of `a`)."""
+    if a.cuda is not None and b.cuda is not None and a.cuda.major != b.cuda.major:
+        return (
+            f"built for CUDA {a.cuda.major} while {b.label} is built for CUDA {b.cuda.major}; "
+            "one environment loads one CUDA major's cuDNN and cuBLAS"
+        )
+    if a.cuda is not None and b.cuda is not None and _brings_libs(a) and _brings_libs(b):
+        if not a.pins_known:
+            return (
+                "the NVIDIA library wheels it pins are not in the knowledge base, so they cannot "
+                f"be checked against those of {b.label}"
+            )
+        if not b.pins_known:
+            return (
+                f"the NVIDIA library wheels {b.label} pins are not in the knowledge base, so "
+                "they cannot be checked against its own"
+            )
+    return _pin_conflict(a, b)
+
+
+def _brings_libs(candidate: Candidate) -> bool:
+    """Does installing it pull NVIDIA's library wheels (known or not)?"""
+    return bool(candidate.pins) or not candidate.pins_known
+
+
+def _pin_conflict(a: Candidate, b: Candidate) -> str | None:
+    mine = parsed_pins(a.pins)
+    theirs = parsed_pins(b.pins)
+    for name in sorted(set(mine) & set(theirs)):
+        if not satisfiable((mine[name], theirs[name])):
+            return f"pins {name}{mine[name]} while {b.label} needs {name}{theirs[name]}"
+    return None
+
+
+_PIN_CACHE: dict[tuple[str, ...], dict[str, SpecifierSet]] = {}
+
+
+def parsed_pins(pins: tuple[str, ...]) -> dict[str, SpecifierSet]:
+    """Requirement lines -> {canonical name: specifier}; unreadable lines are skipped."""
+    if pins in _PIN_CACHE:
+        return _PIN_CACHE[pins]
+    out: dict[str, SpecifierSet] = {}
+    for line in pins:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(requirement.name)
+        out[name] = out[name] & requirement.specifier if name in out else requirement.specifier
+    _PIN_CACHE[pins] = out
+    return out
+
+
+def satisfiable(specifiers: Sequence[SpecifierSet]) -> bool:
+    """Can one version satisfy all of these? Exact pins must agree; otherwise the highest lower
+    bound (or, with only upper bounds, nothing) must fit every range."""
+    combined = SpecifierSet()
+    for spec in specifiers:
+        combined &= spec
+    probes = _probe_versions(combined)
+    if not probes:
+        return True
+    return any(combined.contains(v, prereleases=True) for v in probes)
+
+
+def _probe_versions(spec: SpecifierSet) -> list[str]:
+    exact = [s.version for s in spec if s.operator in ("==", "===") and "*" not in s.version]
+    if exact:
+        return exact
+    lows = [_wild_low(s.version) for s in spec if s.operator in (">=", "~=", "==")]
+    lows += [s.version for s in spec if s.operator == ">"]
+    if not lows:
+        return []
+    top = max(lows, key=_sort_key)
+    return [top, *(_bumped(v) for v in lows if v == top)]
+
+
+def _wild_low(version: str) -> str:
+    return version.replace(".*", "")
+
+
+def _bumped(version: str) -> str:
+    """A version just above `version` (for exclusive lower bounds)."""
+    return f"{version}.1"
+
+
+def _sort_key(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")
+
+
+def joint_rejections(
+    framework: str,
+    fitting: Sequence[Candidate],
+    chosen: Mapping[str, Candidate],
+) -> tuple[Rejection, ...]:
+    """For each candidate preferred over the chosen one: the chosen package it conflicts with."""
+    mine = chosen.get(framework)
+    out = []
+    for candidate in fitting:
+        if mine is not None and _key(candidate) == _key(mine):
+            break
+        for other_framework, other in chosen.items():
+            if other_framework == framework:
+                continue
+            reason = pair_conflict(candidate, other)
+            if reason:
+                out.append(candidate.reject("joint", reason))
+                break
+        else:
+            out.append(candidate.reject("joint", NO_COMBINATION))
+    return tuple(out)

@@ -1,0 +1,82 @@
+"""What a plan should say beside its pins: unknown facts it assumed, builds that run only under
+minor-version compatibility or by JIT-compiling PTX, the lowest driver every build needs."""
+
+from __future__ import annotations
+
+from gpuenv.kb.query.cuda import MVC, coverage
+from gpuenv.plan.model import Plan
+from gpuenv.plan.request import Request
+from gpuenv.plan.target import Target
+from gpuenv.versions import ComputeCapability, DriverVersion
+
+
+def plan_min_driver(plan: Plan) -> str | None:
+    """The highest of the chosen builds' minimum drivers: the driver the whole plan needs."""
+    found = [DriverVersion.parse(p.min_driver) for p in plan.packages() if p.min_driver]
+    known = [d for d in found if d is not None]
+    return str(max(known)) if known else None
+
+
+def plan_notes(plan: Plan, target: Target, request: Request) -> tuple[str, ...]:
+    notes = list(request.notes)
+    notes += _target_notes(plan, target)
+    notes += _build_notes(plan, target)
+    return tuple(dict.fromkeys(notes))
+
+
+def _target_notes(plan: Plan, target: Target) -> list[str]:
+    out = []
+    if target.python is None and not plan.container and plan.envs:
+        out.append(
+            "The target's Python is unknown: wheels were not checked against it; give "
+            "--python-version X.Y (or --python PATH) to plan for one."
+        )
+    if not target.wants_gpu:
+        out.append("The target has no NVIDIA GPU (none reported or declared): CPU builds planned.")
+    elif target.driver is None and not target.jetson:
+        need = f" ≥ {plan.min_driver}" if plan.min_driver else ""
+        out.append(f"No driver version known: these builds need an NVIDIA driver{need}.")
+    elif target.ctx.driver_dead:
+        out.append("The driver does not answer (see `gpuenv doctor`); planned for its version.")
+    if target.wants_gpu and not target.gpus and not target.jetson:
+        out.append(
+            "No GPU model known: builds were not checked against its architecture; give "
+            '--gpu "NAME" to check.'
+        )
+    return out
+
+
+def _build_notes(plan: Plan, target: Target) -> list[str]:
+    out = []
+    for package in plan.packages():
+        if package.companion_of:
+            continue
+        if package.driver_how == MVC and package.cuda:
+            out.append(
+                f"{package.name} {package.version} is built for CUDA {package.cuda}, newer than "
+                f"the {target.driver_max_cuda or '?'} the driver reports: it runs under "
+                "minor-version compatibility (PTX JIT and the newest features need a driver of "
+                "its own CUDA release)."
+            )
+        out += _ptx_notes(package.name, package.version, package.sass, package.ptx, target)
+        out += [f"{package.name}: needs {need}" for need in package.system_needs]
+    return out
+
+
+def _ptx_notes(
+    name: str, version: str, sass: tuple[str, ...], ptx: tuple[str, ...], target: Target
+) -> list[str]:
+    if not sass:
+        return []
+    sass_cc = [c for c in (ComputeCapability.parse(s) for s in sass) if c]
+    ptx_cc = [c for c in (ComputeCapability.parse(p) for p in ptx) if c]
+    out = []
+    for gpu in target.gpus:
+        if gpu.cc is None:
+            continue
+        if coverage(sass_cc, ptx_cc, gpu.cc).kind == "ptx-jit":
+            out.append(
+                f"{name} {version} has no native code for {gpu.name}: it runs by JIT-compiling "
+                "PTX at start-up (slow first run)."
+            )
+    return out

@@ -1,0 +1,138 @@
+"""The machine a plan is for, read once from the snapshot: platform, Python, driver, every GPU's
+compute capability, Jetson. Reuses doctor's Context so both read a snapshot the same way."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field, replace
+
+from gpuenv.diagnose.choose import platform_of
+from gpuenv.diagnose.context import Context, Gpu, build_context
+from gpuenv.facts import Snapshot
+from gpuenv.kb import KnowledgeBase, Row
+from gpuenv.kb.query.cuda import DriverSupport, driver_supports_cuda
+from gpuenv.kb.query.jetson import jetpack_for_l4t, jetpack_row
+from gpuenv.plan.model import TargetSummary
+from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
+
+_FIXED_DAY = datetime.date(2000, 1, 1)  # plans do not depend on today's date
+
+
+@dataclass(frozen=True)
+class Target:
+    ctx: Context
+    platform: str  # "linux-x86_64" | "linux-aarch64" | "windows-x86_64" | "macos-arm64"
+    python: tuple[int, int] | None
+    gpus: tuple[Gpu, ...]  # every GPU the env must serve (reported, declared or on the bus)
+    jetpack: Row | None
+    wants_gpu: bool  # plan GPU builds: a GPU or a driver is known (and not macOS)
+    _driver_cache: dict[tuple[int, int], DriverSupport] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    @property
+    def kb(self) -> KnowledgeBase:
+        return self.ctx.kb
+
+    @property
+    def os(self) -> str:
+        return self.platform.split("-")[0]
+
+    @property
+    def driver(self) -> DriverVersion | None:
+        return self.ctx.driver
+
+    @property
+    def driver_max_cuda(self) -> CudaVersion | None:
+        return self.ctx.driver_max_cuda
+
+    @property
+    def jetson(self) -> bool:
+        return self.jetpack is not None or self.ctx.jetson
+
+    @property
+    def python_text(self) -> str | None:
+        return f"{self.python[0]}.{self.python[1]}" if self.python else None
+
+    @property
+    def ccs(self) -> tuple[ComputeCapability, ...]:
+        return tuple(sorted({g.cc for g in self.gpus if g.cc is not None}))
+
+    def driver_support(self, cuda: CudaVersion) -> DriverSupport | None:
+        """How the target's driver runs `cuda`; None when the driver is unknown (or Jetson)."""
+        if self.driver is None or self.jetson:
+            return None
+        key = (cuda.major, cuda.minor)
+        if key not in self._driver_cache:
+            driver_os = self.driver_os
+            self._driver_cache[key] = driver_supports_cuda(self.kb, self.driver, cuda, driver_os)
+        return self._driver_cache[key]
+
+    @property
+    def driver_os(self) -> str:
+        """Whose numbering the driver version follows: under WSL2 it is the Windows driver's."""
+        return "windows" if self.os == "windows" or self.ctx.wsl else "linux"
+
+    def with_python(self, python: tuple[int, int]) -> Target:
+        return replace(self, python=python, _driver_cache={})
+
+    def summary(self) -> TargetSummary:
+        snapshot = self.ctx.snapshot
+        return TargetSummary(
+            platform=self.platform,
+            python=self.python_text,
+            driver=str(self.driver) if self.driver else None,
+            driver_max_cuda=self.driver_max_cuda.short if self.driver_max_cuda else None,
+            gpus=tuple(f"{g.name} ({g.cc or '?'})" for g in self.gpus),
+            jetpack=str(self.jetpack["jetpack"]) if self.jetpack else None,
+            wsl=self.ctx.wsl,
+            origin=snapshot.origin,
+            overrides=snapshot.overrides,
+        )
+
+
+def read_target(snapshot: Snapshot, kb: KnowledgeBase) -> Target:
+    ctx = build_context(snapshot, kb, _FIXED_DAY)
+    platform = platform_of(ctx)
+    jetpack = _jetpack(ctx)
+    gpus = ctx.gpus or ctx.pci_only_gpus
+    if jetpack is not None and not any(g.cc for g in gpus):
+        gpus = _jetson_gpus(jetpack)
+    wants_gpu = platform != "macos-arm64" and bool(gpus or ctx.driver or jetpack)
+    python = ctx.python or (_jetpack_python(jetpack) if jetpack else None)
+    if jetpack is not None:
+        platform = "linux-aarch64"
+    return Target(ctx, platform, python, gpus, jetpack, wants_gpu)
+
+
+def _jetpack_python(jetpack: Row) -> tuple[int, int] | None:
+    """JetPack's Ubuntu python3, the Python NVIDIA builds its Jetson wheels for."""
+    return python_tuple(str(jetpack.get("python", "")))
+
+
+def python_tuple(text: str | None) -> tuple[int, int] | None:
+    """'3.10' -> (3, 10); anything else -> None."""
+    major, _, minor = (text or "").partition(".")
+    return (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
+
+
+def _jetpack(ctx: Context) -> Row | None:
+    jetson = ctx.snapshot.host.jetson.value
+    if jetson is None:
+        return None
+    if jetson.jetpack:
+        row = jetpack_row(ctx.kb, jetson.jetpack)
+        if row is not None:
+            return row
+    return jetpack_for_l4t(ctx.kb, jetson.l4t_release) if jetson.l4t_release else None
+
+
+def _jetson_gpus(jetpack: Row) -> tuple[Gpu, ...]:
+    """A JetPack release names the devices it runs on; plan for all of them."""
+    out = []
+    for index, text in enumerate(jetpack.get("device_ccs", [])):
+        cc = ComputeCapability.parse(str(text))
+        out.append(
+            Gpu(index, f"Jetson GPU of JetPack {jetpack['jetpack']}", cc, "jetson", "kb:jetson")
+        )
+    return tuple(out)

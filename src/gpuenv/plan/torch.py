@@ -1,0 +1,199 @@
+"""PyTorch candidates: every release the package index has, each in every build that serves the
+target (the index's default build, and PyTorch's CUDA or CPU variant indexes), ordered newest
+release first and, within a release, as `variant_rank` prefers. torchvision/torchaudio follow the
+torch picked: the release built for it, from the same index, with the same local label."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from gpuenv.diagnose.choose import variant_cuda
+from gpuenv.kb import Row
+from gpuenv.kb.query.frameworks import (
+    torch_arch_list,
+    torch_default_variant,
+    torch_index_url,
+    torch_release,
+    torchvision_for,
+)
+from gpuenv.plan import wheels
+from gpuenv.plan.candidate import Candidate, variant_rank
+from gpuenv.plan.target import Target
+from gpuenv.versions import ComputeCapability
+
+COMPANIONS = ("torchvision", "torchaudio")
+# PyTorch's variant indexes publish these platforms (CUDA builds for Linux x86_64 and Windows;
+# Linux aarch64 CUDA builds only where the arch table lists them).
+_CUDA_PLATFORMS = ("linux-x86_64", "windows-x86_64")
+_CPU_PLATFORMS = ("linux-x86_64", "linux-aarch64", "windows-x86_64")
+
+
+def torch_candidates(target: Target) -> list[Candidate]:
+    out: list[Candidate] = []
+    for wheel in wheels.releases(target.kb, "torch"):
+        version = str(wheel["version"])
+        row = torch_release(target.kb, version)
+        if row is None:
+            out.append(_unknown(version))
+            continue
+        builds = _builds(target, version, row, wheel)
+        out.extend(sorted(builds, key=lambda c: variant_rank(c, target)))
+    return out
+
+
+def _unknown(version: str) -> Candidate:
+    """A release the package index has and the knowledge base does not describe yet."""
+    candidate = Candidate(framework="torch", name="torch", version=version, build="")
+    return candidate.blocked_by(
+        "unknown",
+        "its builds are not in the knowledge base yet (a newer gpuenv will know them)",
+    )
+
+
+def _builds(target: Target, version: str, row: Row, wheel: Row) -> list[Candidate]:
+    default = torch_default_variant(target.kb, version, target.platform)
+    builds = [_default_build(target, version, default, wheel)] if default else []
+    if target.platform == "macos-arm64":
+        return builds
+    variants = [str(v) for v in row.get("cuda_variants", [])] if target.wants_gpu else []
+    variants += [] if target.wants_gpu else ["cpu"]
+    for variant in variants:
+        if variant != default:
+            builds.append(_index_build(target, version, variant, row))
+    return [b for b in builds if (b.cuda is not None) == target.wants_gpu]
+
+
+def _archs(
+    target: Target, version: str, variant: str
+) -> tuple[tuple[ComputeCapability, ...] | None, tuple[ComputeCapability, ...]]:
+    found = torch_arch_list(target.kb, version, variant, target.platform)
+    if found is None:
+        return None, ()
+    sass, ptx = found
+    return tuple(sass), tuple(ptx)
+
+
+def _default_build(target: Target, version: str, variant: str, wheel: Row) -> Candidate:
+    cuda = variant_cuda(variant)
+    sass, ptx = _archs(target, version, variant) if cuda else ((), ())
+    on_linux = target.platform == "linux-x86_64"
+    return Candidate(
+        framework="torch",
+        name="torch",
+        version=version,
+        build=variant,
+        cuda=cuda,
+        cudnn=str(wheel["cudnn"]) if cuda and wheel.get("cudnn") else None,
+        sass=sass,
+        ptx=ptx,
+        python_tags=wheels.tags(wheel),
+        platforms=wheels.platforms(wheel),
+        pins=wheels.pins(wheel) if on_linux else (),
+        pins_known=(on_linux and bool(wheel.get("pins"))) or cuda is None,
+        strict_arch=True,
+        default=True,
+        why=f"the package index's own build of torch {version} ({_describe(variant)})",
+    )
+
+
+def _index_build(target: Target, version: str, variant: str, row: Row | None) -> Candidate:
+    cuda = variant_cuda(variant)
+    sass, ptx = _archs(target, version, variant) if cuda else ((), ())
+    platforms = _CUDA_PLATFORMS if cuda else _CPU_PLATFORMS
+    if cuda and sass is not None and torch_arch_list(target.kb, version, variant, "linux-aarch64"):
+        platforms = (*platforms, "linux-aarch64")
+    index_url = torch_index_url(target.kb, variant)
+    candidate = Candidate(
+        framework="torch",
+        name="torch",
+        version=f"{version}+{variant}",
+        build=variant,
+        cuda=cuda,
+        index_url=index_url,
+        sass=sass,
+        ptx=ptx,
+        python_range=_python_range(row),
+        platforms=platforms,
+        pins_known=cuda is None,
+        strict_arch=True,
+        why=f"PyTorch's {variant} index build of torch {version} ({_describe(variant)})",
+    )
+    if index_url is None:
+        return candidate.blocked_by(
+            "unknown", f"PyTorch's {variant} index is not in the knowledge base"
+        )
+    return candidate
+
+
+def _python_range(row: Row | None) -> tuple[str | None, str | None]:
+    if row is None:
+        return (None, None)
+    low, high = row.get("python_min"), row.get("python_max")
+    return (str(low) if low else None, str(high) if high else None)
+
+
+def _describe(variant: str) -> str:
+    cuda = variant_cuda(variant)
+    return f"CUDA {cuda.short}" if cuda else "CPU only"
+
+
+# ---- torchvision / torchaudio ---------------------------------------------------------------
+
+
+def companion_candidates(
+    target: Target, companion: str, chosen: Mapping[str, Candidate]
+) -> Sequence[Candidate]:
+    """Releases of a companion built for the torch in `chosen`, in that torch's build."""
+    torch = chosen.get("torch")
+    if torch is None:
+        return ()
+    public = torch.version.split("+")[0]
+    out = []
+    for row in wheels.releases(target.kb, companion):
+        if _pairs(target, companion, row, public):
+            out.append(_companion(companion, row, torch))
+    return out
+
+
+def _pairs(target: Target, companion: str, row: Row, torch_version: str) -> bool:
+    required = row.get("requires_torch")
+    if required:
+        try:
+            return SpecifierSet(str(required)).contains(torch_version, prereleases=True)
+        except InvalidSpecifier:
+            return False
+    version = str(row["version"])
+    if companion == "torchaudio":
+        return version == torch_version
+    line = torchvision_for(target.kb, torch_version)
+    return bool(line) and _same_line(version, str(line), torch_version)
+
+
+def _same_line(version: str, line: str, torch_version: str) -> bool:
+    """torchvision 0.20.x pairs with torch 2.5.x, patch for patch."""
+    if line.count(".") >= 2:
+        return version == line
+    torch_patch = torch_version.split(".")[2] if torch_version.count(".") >= 2 else "0"
+    return version == f"{line}.{torch_patch}"
+
+
+def _companion(companion: str, row: Row, torch: Candidate) -> Candidate:
+    version = str(row["version"])
+    label = torch.version.split("+", 1)[1] if "+" in torch.version else None
+    return Candidate(
+        framework=companion,
+        name=companion,
+        version=f"{version}+{label}" if label else version,
+        build=torch.build,
+        cuda=torch.cuda,
+        index_url=torch.index_url,
+        python_tags=wheels.tags(row) if not label else None,
+        platforms=wheels.platforms(row) if not label else None,
+        sass=torch.sass,
+        ptx=torch.ptx,
+        pins_known=True,
+        default=torch.default,
+        why=f"the {companion} release built for torch {torch.version}",
+    )

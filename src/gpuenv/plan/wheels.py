@@ -1,0 +1,88 @@
+"""Releases of a package as the generated wheels table lists them (data/wheels.toml): newest first,
+yanked releases and pre-releases left out. A thin reader; the table is the knowledge base's."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from packaging.version import InvalidVersion, Version
+
+from gpuenv.kb import KnowledgeBase, Row
+
+SUBJECT = "wheels"
+
+
+T = TypeVar("T")
+_CACHE: dict[int, tuple[weakref.ref[KnowledgeBase], dict[str, Any]]] = {}
+
+
+def cached(kb: KnowledgeBase, key: str, compute: Callable[[], T]) -> T:
+    """A value derived from `kb`, computed once per loaded knowledge base."""
+    entry = _CACHE.get(id(kb))
+    if entry is None or entry[0]() is not kb:
+        for dead in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
+            del _CACHE[dead]
+        entry = (weakref.ref(kb), {})
+        _CACHE[id(kb)] = entry
+    store = entry[1]
+    if key not in store:
+        store[key] = compute()
+    value: T = store[key]
+    return value
+
+
+def releases(kb: KnowledgeBase, package: str) -> tuple[Row, ...]:
+    """Rows of `package`, newest version first."""
+    return cached(kb, f"releases:{package}", lambda: _releases(kb, package))
+
+
+def _releases(kb: KnowledgeBase, package: str) -> tuple[Row, ...]:
+    rows = [
+        row
+        for row in kb.rows(SUBJECT, "release")
+        if row["package"] == package and not row.get("yanked") and _final(str(row["version"]))
+    ]
+    return tuple(sorted(rows, key=lambda row: _v(str(row["version"])), reverse=True))
+
+
+def release(kb: KnowledgeBase, package: str, version: str) -> Row | None:
+    wanted = _v(version)
+    return next((r for r in releases(kb, package) if _v(str(r["version"])) == wanted), None)
+
+
+def version_key(text: str) -> Version:
+    """A sortable version; unreadable text sorts first."""
+    return _v(text)
+
+
+def newest_first(version: str) -> tuple[int, ...]:
+    """A sort key that puts newer releases first."""
+    return tuple(-part for part in _v(version).release)
+
+
+def _final(text: str) -> bool:
+    try:
+        return not Version(text).is_prerelease
+    except InvalidVersion:
+        return False
+
+
+def _v(text: str) -> Version:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return Version("0")
+
+
+def tags(row: Row | None) -> tuple[str, ...] | None:
+    return tuple(str(t) for t in row["python_tags"]) if row and row.get("python_tags") else None
+
+
+def platforms(row: Row | None) -> tuple[str, ...] | None:
+    return tuple(str(p) for p in row["platforms"]) if row and row.get("platforms") else None
+
+
+def pins(row: Row | None) -> tuple[str, ...]:
+    return tuple(str(p) for p in row.get("pins", ())) if row else ()

@@ -1,0 +1,56 @@
+"""docker: a Dockerfile FROM the CUDA image the plan chose (its NVIDIA_REQUIRE_CUDA satisfied by
+the host driver), a venv with the image's Python, and the planned requirements installed."""
+
+from __future__ import annotations
+
+from gpuenv.plan.model import Plan
+from gpuenv.render.installers.common import Rendered, env_file, header
+from gpuenv.render.installers.pip import requirements_txt
+
+
+def dockerfile(plan: Plan, requirements: list[str]) -> str:
+    container = plan.container
+    if container is None:
+        raise ValueError("a docker plan has a container")
+    lines = [header(plan).rstrip("\n"), f"# base image: {container.why}"]
+    if container.require_cuda:
+        lines.append(f"# its NVIDIA_REQUIRE_CUDA: {_short(container.require_cuda)}")
+    lines += [
+        f"FROM {container.image}",
+        "ENV DEBIAN_FRONTEND=noninteractive PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1",
+        "RUN apt-get update \\",
+        " && apt-get install -y --no-install-recommends python3 python3-venv python3-pip \\",
+        " && rm -rf /var/lib/apt/lists/*",
+        "RUN python3 -m venv /opt/venv",
+        "ENV PATH=/opt/venv/bin:$PATH",
+    ]
+    for name in requirements:
+        lines += [f"COPY {name} /tmp/{name}", f"RUN pip install -r /tmp/{name}"]
+    return "\n".join(lines) + "\n"
+
+
+def _short(text: str) -> str:
+    first = text.split()[0] if text.split() else text
+    rest = len(text.split()) - 1
+    return f"{first} (+{rest} driver-branch alternatives)" if rest else first
+
+
+def render_docker(plan: Plan) -> Rendered:
+    files: dict[str, str] = {}
+    names = []
+    for env in plan.envs[:1]:
+        name = env_file(plan, env, "requirements", ".txt")
+        files[name] = requirements_txt(plan, env)
+        names.append(name)
+    files["Dockerfile"] = dockerfile(plan, names)
+    commands = (
+        "docker build -t gpu-env .",
+        'docker run --rm --gpus all gpu-env python -c "import sys; print(sys.version)"',
+    )
+    notes: tuple[str, ...] = ()
+    if len(plan.envs) > 1:
+        notes = (
+            "The plan needs several envs; this Dockerfile builds the first. Plan the others "
+            "in images of their own.",
+        )
+    return Rendered(files=files, commands=commands, notes=notes)

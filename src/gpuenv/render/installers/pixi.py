@@ -1,0 +1,81 @@
+"""pixi: pixi.toml with [system-requirements] cuda (the CUDA the target's driver provides, so
+the solver picks CUDA builds), conda-forge dependencies, and wheels in [pypi-dependencies]."""
+
+from __future__ import annotations
+
+import json
+
+from gpuenv.plan.model import EnvPlan, Plan
+from gpuenv.render.installers.common import Rendered, header, q
+from gpuenv.render.installers.conda import cuda_version_pin
+
+PIXI_PLATFORMS = {
+    "linux-x86_64": "linux-64",
+    "linux-aarch64": "linux-aarch64",
+    "windows-x86_64": "win-64",
+    "macos-arm64": "osx-arm64",
+}
+
+
+def pixi_toml(plan: Plan, env: EnvPlan) -> str:
+    platform = PIXI_PLATFORMS.get(plan.target.platform, plan.target.platform)
+    lines = [header(plan).rstrip("\n"), "[workspace]", f"name = {_s(_name(plan, env))}"]
+    lines += ['channels = ["conda-forge"]', f"platforms = [{_s(platform)}]"]
+    system_cuda = plan.conda_override_cuda
+    if system_cuda:
+        lines += ["", "[system-requirements]", f"cuda = {_s(system_cuda)}"]
+    lines += ["", "[dependencies]"]
+    if env.python:
+        lines.append(f"python = {_s(env.python + '.*')}")
+    pin = cuda_version_pin(env)
+    if pin:
+        lines.append(f"cuda-version = {_s(pin + '.*')}")
+    for package in env.packages:
+        if package.conda:
+            spec = package.conda
+            build = f", build = {_s(spec.build)}" if spec.build else ""
+            lines.append(f"{spec.name} = {{ version = {_s('==' + spec.version)}{build} }}")
+    lines += _pypi(env)
+    return "\n".join(lines) + "\n"
+
+
+def _pypi(env: EnvPlan) -> list[str]:
+    wheels = [p for p in env.packages if p.conda is None]
+    if not wheels:
+        return []
+    out = ["", "[pypi-dependencies]"]
+    for package in wheels:
+        extras = (
+            f", extras = [{', '.join(_s(e) for e in package.extras)}]" if package.extras else ""
+        )
+        index = f", index = {_s(package.index_url)}" if package.index_url else ""
+        out.append(f"{package.name} = {{ version = {_s('==' + package.version)}{extras}{index} }}")
+    if env.find_links:
+        out += ["", "[pypi-options]", f"find-links = [{', '.join(_fl(u) for u in env.find_links)}]"]
+    return out
+
+
+def _fl(url: str) -> str:
+    return f"{{ url = {_s(url)} }}"
+
+
+def _name(plan: Plan, env: EnvPlan) -> str:
+    return "gpu-env" if len(plan.envs) == 1 else f"gpu-{env.name}"
+
+
+def _s(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def render_pixi(plan: Plan) -> Rendered:
+    files: dict[str, str] = {}
+    commands: list[str] = []
+    override = (
+        f"CONDA_OVERRIDE_CUDA={plan.conda_override_cuda} " if plan.conda_override_cuda else ""
+    )
+    for env in plan.envs:
+        name = "pixi.toml" if len(plan.envs) == 1 else f"{env.name}/pixi.toml"
+        files[name] = pixi_toml(plan, env)
+        manifest = f" --manifest-path {q(name)}" if name != "pixi.toml" else ""
+        commands.append(f"{override}pixi install{manifest}")
+    return Rendered(files=files, commands=tuple(commands))
