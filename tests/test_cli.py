@@ -53,7 +53,7 @@ def test_cpu_torch_with_a_declared_rtx3090_and_driver_535(cpu_torch_venv: Path) 
     [command] = finding["fix"]["commands"]
     assert command.startswith(str(cpu_torch_venv) + " -m pip install")
     assert "torch==2.13.0+cu126" in command  # a CUDA 12 build of the same torch line
-    assert command.endswith("--index-url https://download.pytorch.org/whl/cu126")
+    assert command.endswith("--extra-index-url https://download.pytorch.org/whl/cu126")
     assert report["snapshot"]["overrides"] == ["--driver 535.183.01", "--gpu RTX 3090"]
 
 

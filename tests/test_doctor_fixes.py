@@ -74,7 +74,10 @@ def test_pip_fix_requirements_exist_on_the_package_index(name: str) -> None:
         assert unavailable(requirements, "3.11", "linux-x86_64") == [], command
 
 
-def test_torch_variant_fix_is_a_valid_pip_command_for_a_real_release() -> None:
+def test_torch_variant_fix_is_a_valid_pip_command_for_a_real_release(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")  # only the command's own options count
     snap = machine(
         gpus=["RTX 3090"], driver="535.183.01", frameworks=[torch_build("2.13.0+cpu", None, "cpu")]
     )
@@ -82,7 +85,7 @@ def test_torch_variant_fix_is_a_valid_pip_command_for_a_real_release() -> None:
     from pip._internal.commands.install import InstallCommand  # pip's own parser
 
     options, args = InstallCommand("install", "").parse_args(_pip_argv(command))
-    assert options.index_url == "https://download.pytorch.org/whl/cu126"
+    assert options.extra_index_urls == ["https://download.pytorch.org/whl/cu126"]
     [requirement] = map(Requirement, args)
     version = next(iter(requirement.specifier)).version
     assert version == "2.13.0+cu126"

@@ -37,7 +37,7 @@ def test_cpu_torch_with_rtx3090_and_driver_535_installs_a_cuda12_build_of_the_sa
     assert finding.fix is not None
     [command] = finding.fix.commands
     assert "torch==2.13.0+cu126" in command
-    assert "--index-url https://download.pytorch.org/whl/cu126" in command
+    assert "--extra-index-url https://download.pytorch.org/whl/cu126" in command
     assert command.startswith("/home/u/venv/bin/python -m pip install")
     # the requirement really parses and names the same torch line
     requirement = Requirement(command.split()[4].strip("'"))

@@ -11,7 +11,7 @@ import shlex
 from collections.abc import Sequence
 
 from gpuenv.diagnose.context import Context
-from gpuenv.kb.query.frameworks import torch_index_url, torchvision_for
+from gpuenv.plan.model import PackageChoice
 
 COMPANIONS = ("torchvision", "torchaudio")
 
@@ -31,12 +31,14 @@ def pip_install(
     ctx: Context,
     installer: str,
     requirements: Sequence[str],
-    index_url: str | None = None,
+    extra_index_urls: Sequence[str] = (),
     reinstall: bool = False,
 ) -> str:
-    """One install command in the installer's own idiom."""
+    """One install command in the installer's own idiom. Pins of other indexes carry their local
+    label (torch==2.13.0+cu126), so those indexes are extra ones: everything else still comes
+    from the installer's own configured index."""
     reqs = " ".join(_q(r) for r in requirements)
-    index = f" --index-url {index_url}" if index_url else ""
+    index = "".join(f" --extra-index-url {url}" for url in extra_index_urls)
     python = _q(python_of(ctx))
     if installer == "uv":
         again = " --reinstall" if reinstall else ""
@@ -63,42 +65,46 @@ def installed_version(ctx: Context, name: str) -> str | None:
     return None
 
 
-def torch_variant_install(ctx: Context, torch_version: str, variant: str) -> tuple[str, ...]:
-    """Install torch `torch_version` (and its installed companions) built for `variant` (cu126)."""
-    base = torch_version.split("+")[0]
+def torch_install(ctx: Context, wants: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
+    """Plan `wants` (e.g. "torch==2.13.0") for this machine and give (summary, commands) that
+    install the chosen CUDA build with its installed companions; None when no CUDA build fits.
+
+    The plan engine decides (driver, every GPU's architecture, Python, platform), so the doctor's
+    fixes and `gpuenv plan` never disagree about which build fits."""
+    from gpuenv.errors import GpuenvError
+    from gpuenv.plan.request import request_from_arguments
+    from gpuenv.plan.resolve import make_plan
+
     installer = ctx.installer_for("torch")
+    companions = [c for c in COMPANIONS if installed_version(ctx, c) is not None]
+    try:
+        request = request_from_arguments([*wants, *companions])
+        plan = make_plan(request, ctx.snapshot, ctx.kb, "conda" if installer == "conda" else "pip")
+    except GpuenvError:
+        return None
+    if plan.unplaced or len(plan.envs) != 1:
+        return None
+    packages = plan.envs[0].packages
+    torch = next((p for p in packages if p.framework == "torch"), None)
+    if torch is None or torch.cuda is None:
+        return None
+    summary = f"torch {torch.public_version} built for CUDA {torch.cuda} ({torch.build})"
     if installer == "conda":
-        return (conda_torch(ctx, base, variant),)
-    requirements = [f"torch=={base}+{variant}"]
-    for companion in COMPANIONS:
-        if installed_version(ctx, companion) is None:
-            continue
-        paired = _companion_version(ctx, companion, base)
-        if paired:
-            requirements.append(f"{companion}=={paired}+{variant}")
-    return (pip_install(ctx, installer, requirements, torch_index_url(ctx.kb, variant)),)
+        return summary, (_conda_install(ctx, packages),)
+    requirements = [p.requirement for p in packages]
+    indexes = tuple(dict.fromkeys(p.index_url for p in packages if p.index_url))
+    return summary, (pip_install(ctx, installer, requirements, extra_index_urls=indexes),)
 
 
-def _companion_version(ctx: Context, companion: str, torch_version: str) -> str | None:
-    if companion == "torchvision":
-        line = torchvision_for(ctx.kb, torch_version)
-        if line is None:
-            return None
-        # the patch release of torchvision follows torch's patch release
-        patch = torch_version.split(".")[2] if torch_version.count(".") >= 2 else "0"
-        return f"{line}.{patch}" if line.count(".") == 1 else line
-    return None
-
-
-def conda_torch(ctx: Context, torch_version: str, variant: str) -> str:
+def _conda_install(ctx: Context, packages: Sequence[PackageChoice]) -> str:
     prefix = ctx.snapshot.python_env.prefix if ctx.snapshot.python_env else None
     where = f" --prefix {_q(prefix)}" if prefix else ""
-    cuda = variant.removeprefix("cu")
-    cuda_version = f"{cuda[:-1]}.{cuda[-1]}" if cuda.isdigit() else None
-    pins = [f"pytorch={torch_version}=cuda*"]
-    if cuda_version:
-        pins.append(f"cuda-version={cuda_version}")
-    return f"conda install{where} -c conda-forge {' '.join(_q(p) for p in pins)}"
+    specs = [
+        f"{p.conda.name}={p.conda.version}" + (f"={p.conda.build}" if p.conda.build else "")
+        for p in packages
+        if p.conda
+    ]
+    return f"conda install{where} -c conda-forge {' '.join(_q(s) for s in specs)}"
 
 
 def driver_install(ctx: Context, branch: int) -> tuple[str, ...]:

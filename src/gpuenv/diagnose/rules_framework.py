@@ -3,15 +3,10 @@ GPU architecture not compiled in, Python outside the release's range, wrong plat
 
 from __future__ import annotations
 
-from gpuenv.diagnose.choose import (
-    arch_reason,
-    choose_torch_variant,
-    newest_fitting_torch,
-    platform_of,
-)
+from gpuenv.diagnose.choose import arch_reason, platform_of
 from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
-from gpuenv.diagnose.fixes import pip_install, pip_uninstall, torch_variant_install
+from gpuenv.diagnose.fixes import pip_install, pip_uninstall, torch_install
 from gpuenv.facts import FrameworkBuild
 from gpuenv.kb.query.cuda import (
     architecture,
@@ -85,27 +80,19 @@ def _where_from(ctx: Context, fw: FrameworkBuild) -> str:
 
 def _torch_cpu(ctx: Context, fw: FrameworkBuild) -> Finding:
     gpu_names = ", ".join(g.name for g in ctx.gpus)
-    choice = choose_torch_variant(ctx, fw.version or "")
-    fix: Fix | None
-    if choice.variant:
-        fix = Fix(
-            summary=f"Install the {choice.variant} build of torch {fw.version}.",
-            commands=torch_variant_install(ctx, fw.version or "", choice.variant),
-            installer=ctx.installer_for("torch"),
-        )
+    base = (fw.version or "").split("+")[0]
+    fix: Fix | None = None
+    same_line = torch_install(ctx, [f"torch=={base}"]) if base else None
+    if same_line:
+        fix = Fix(f"Install {same_line[0]}.", same_line[1], ctx.installer_for("torch"))
     else:
-        newest = newest_fitting_torch(ctx)
-        fix = (
-            Fix(
-                summary=f"No CUDA build of torch {fw.version} fits this machine; torch "
-                f"{newest.torch} {newest.variant} does.",
-                commands=torch_variant_install(ctx, f"{newest.torch}.0", newest.variant),
-                installer=ctx.installer_for("torch"),
-                notes=tuple(f"{r.candidate}: {r.reason}" for r in choice.rejected),
+        newest = torch_install(ctx, ["torch"])
+        if newest:
+            fix = Fix(
+                f"No CUDA build of torch {base} fits this machine; install {newest[0]}.",
+                newest[1],
+                ctx.installer_for("torch"),
             )
-            if newest.variant and newest.torch
-            else None
-        )
     return Finding(
         rule="framework-cpu-build",
         cause="cpu_only_build",
@@ -217,12 +204,11 @@ def _driver_too_old(ctx: Context, fw: FrameworkBuild, cuda: CudaVersion, os_name
     commands: tuple[str, ...] = ()
     summary = f"Upgrade the driver to ≥ {need}" if need else "Upgrade the driver"
     if fw.name == "torch" and fw.version:
-        choice = choose_torch_variant(ctx, fw.version)
-        if choice.variant:
-            commands = torch_variant_install(ctx, fw.version, choice.variant)
-            summary = (
-                f"Install the {choice.variant} build of torch {fw.version}, which this driver "
-                f"runs" + (f", or upgrade the driver to ≥ {need}" if need else "")
+        fitting = torch_install(ctx, [f"torch=={fw.version.split('+')[0]}"])
+        if fitting:
+            commands = fitting[1]
+            summary = f"Install {fitting[0]}, which this driver runs" + (
+                f", or upgrade the driver to ≥ {need}" if need else ""
             )
     forward = any(g.segment == "datacenter" for g in ctx.gpus)
     notes = (
@@ -315,13 +301,12 @@ def _retired_for_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, 
 
 
 def _arch_finding(ctx: Context, fw: FrameworkBuild, reason: str, where: str) -> Finding:
-    newest = newest_fitting_torch(ctx) if fw.name == "torch" else None
+    newest = torch_install(ctx, ["torch"]) if fw.name == "torch" else None
     fix = None
-    if newest and newest.variant and newest.torch:
+    if newest:
         fix = Fix(
-            summary=f"Install torch {newest.torch} ({newest.variant}): the newest build that "
-            "has code for this GPU.",
-            commands=torch_variant_install(ctx, f"{newest.torch}.0", newest.variant),
+            summary=f"Install {newest[0]}: the newest build that has code for this GPU.",
+            commands=newest[1],
             installer=ctx.installer_for("torch"),
         )
     return Finding(
