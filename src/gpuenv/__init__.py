@@ -1,28 +1,36 @@
 """gpuenv: get a working GPU deep-learning environment and keep it working.
 
-Public API (imported lazily so that `gpuenv --help` starts fast): take_snapshot, Snapshot, WhatIf.
+The library API the CLI is thin over. Names are imported lazily so that `gpuenv --help` starts
+fast:
+
+- `take_snapshot(...)`: facts about this machine (or a `--from` file), with what-if flags applied
+- `diagnose(snapshot, kb)`: the stack's floors and the findings, each with evidence and a fix
+- `make_plan(request, snapshot, kb, installer)`: versions that fit, with reasons
+- `default_kb()` / `load_kb(...)`: the knowledge base
+- `Snapshot`, `WhatIf`: the facts document and the what-if flags
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from gpuenv._version import __version__
 
-__all__ = ["Snapshot", "WhatIf", "__version__", "take_snapshot"]
+_WHERE = {
+    "Snapshot": "gpuenv.facts",
+    "WhatIf": "gpuenv.whatif",
+    "default_kb": "gpuenv.kb",
+    "diagnose": "gpuenv.diagnose",
+    "load_kb": "gpuenv.kb",
+    "make_plan": "gpuenv.plan.resolve",
+    "request_from_arguments": "gpuenv.plan.request",
+    "take_snapshot": "gpuenv.api",
+}
+__all__ = ["__version__", *sorted(_WHERE)]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "take_snapshot":
-        from gpuenv.api import take_snapshot
-
-        return take_snapshot
-    if name == "Snapshot":
-        from gpuenv.facts import Snapshot
-
-        return Snapshot
-    if name == "WhatIf":
-        from gpuenv.whatif import WhatIf
-
-        return WhatIf
-    raise AttributeError(name)
+    if name not in _WHERE:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(_WHERE[name]), name)

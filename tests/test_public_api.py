@@ -1,0 +1,23 @@
+"""The library API: what the CLI does, done from Python."""
+
+from __future__ import annotations
+
+import gpuenv
+
+
+def test_diagnose_and_plan_from_python() -> None:
+    kb = gpuenv.default_kb()
+    what_if = gpuenv.WhatIf(driver="535.183.01", gpus=("RTX 3090",), python_version="3.11")
+    from gpuenv.whatif import declared_snapshot
+
+    snapshot = declared_snapshot(what_if, kb)
+    diagnosis = gpuenv.diagnose(snapshot, kb)
+    assert diagnosis.layers[0].summary == "NVIDIA GeForce RTX 3090"
+    plan = gpuenv.make_plan(gpuenv.request_from_arguments(["torch"]), snapshot, kb, "pip")
+    [torch] = [p for p in plan.envs[0].packages if p.framework == "torch"]
+    assert torch.cuda is not None and torch.cuda.startswith("12.")  # driver 535: CUDA 12 family
+
+
+def test_every_public_name_resolves() -> None:
+    for name in gpuenv.__all__:
+        assert getattr(gpuenv, name) is not None
