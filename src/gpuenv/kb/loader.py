@@ -167,5 +167,8 @@ def load_kb(data_dir: Path | None = None, strict: bool = True) -> KnowledgeBase:
 
 @lru_cache(maxsize=1)
 def default_kb() -> KnowledgeBase:
-    """The packaged knowledge base, loaded once per process."""
-    return load_kb()
+    """The packaged knowledge base, loaded once per process: from its compiled copy when that
+    matches the TOML sources exactly, else from the sources themselves."""
+    from gpuenv.kb.compiled import load_compiled
+
+    return load_compiled() or load_kb()

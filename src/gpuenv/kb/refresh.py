@@ -403,6 +403,10 @@ def refresh(
         ) from None
     try:
         write_atomically(target, wheels_toml(rows + kept, moment))
+        if target.parent == DATA_DIR:
+            from gpuenv.kb.compiled import write_compiled
+
+            write_compiled()  # keep the fast compiled copy in step with the sources
     except OSError as exc:
         raise GpuenvError("kb-refresh-failed", f"cannot write {target}: {exc}") from None
     return RefreshReport(
