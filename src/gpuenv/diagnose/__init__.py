@@ -10,6 +10,7 @@ from gpuenv.diagnose.findings import CAUSES, Diagnosis, Evidence, Finding, Fix, 
 from gpuenv.diagnose.rules_driver import (
     rule_branch_lifecycle,
     rule_container_require,
+    rule_driver_not_loaded,
     rule_driver_unresponsive,
     rule_hidden_devices,
     rule_module_mismatch,
@@ -41,6 +42,7 @@ Rule = Callable[[Context], list[Finding]]
 # Order matters only for ties within a severity: the floor nearest the hardware first.
 RULES: tuple[Rule, ...] = (
     rule_no_driver,
+    rule_driver_not_loaded,
     rule_driver_unresponsive,
     rule_module_mismatch,
     rule_hidden_devices,

@@ -23,6 +23,40 @@ def _gpu_evidence(ctx: Context) -> tuple[Evidence, ...]:
     return tuple(Evidence("GPU", f"{g.name} (cc {g.cc or '?'})", g.source) for g in gpus)
 
 
+def rule_driver_not_loaded(ctx: Context) -> list[Finding]:
+    """The driver's user-space part is installed but its kernel module does not answer."""
+    communication = ctx.failure("no_driver_communication")
+    if communication is None or ctx.driver is None or ctx.failure("nvml_mismatch"):
+        return []
+    return [
+        Finding(
+            rule="driver-not-loaded",
+            cause="no_driver",
+            severity="error",
+            layer="driver",
+            title=f"NVIDIA driver {ctx.driver} is installed but its kernel module is not running",
+            why="The user-space libraries answer, but the kernel module is not loaded: it was "
+            "not built for the running kernel (a kernel update without DKMS), Secure Boot "
+            "blocks the unsigned module, or nouveau holds the GPU.",
+            evidence=(
+                Evidence("user-space driver", str(ctx.driver), ctx.driver_source),
+                *_driver_absence_evidence(ctx),
+            ),
+            fix=Fix(
+                summary="Load the module; if that fails, rebuild it for this kernel (DKMS) or "
+                "sign it for Secure Boot, then reboot.",
+                commands=(
+                    "sudo modprobe nvidia",
+                    "sudo dmesg | grep -i -E 'nvidia|nouveau' | tail -20",
+                    "mokutil --sb-state",
+                    "sudo dkms autoinstall && sudo reboot",
+                ),
+                installer="system",
+            ),
+        )
+    ]
+
+
 def rule_no_driver(ctx: Context) -> list[Finding]:
     """An NVIDIA GPU is on the bus but no driver answers, or nothing NVIDIA is here at all."""
     if ctx.driver is not None or ctx.gpus:
