@@ -17,6 +17,7 @@ from gpuenv.errors import GpuenvError
 from gpuenv.kb import index_client as ic
 from gpuenv.kb import refresh as rf
 from gpuenv.kb.loader import DATA_DIR, parse_kb_file
+from gpuenv.kb.toml_writer import toml_document
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -366,7 +367,7 @@ _rows = st.lists(st.dictionaries(st.text(min_size=1), _values, max_size=6), max_
 def test_toml_writer_round_trips_through_tomllib(meta: dict[str, Any], rows: list[Any]) -> None:
     sources = {"a-source": {"title": 't\n"x"\\', "retrieved": "2026-11-21"}}
     meta = {k: v for k, v in meta.items() if k != "release"}
-    text = rf.toml_document("a header\nline two", list(meta.items()), sources, {"release": rows})
+    text = toml_document("a header\nline two", list(meta.items()), sources, {"release": rows})
     doc = tomllib.loads(text)
     assert doc.pop("sources") == sources
     assert doc.pop("release", []) == rows

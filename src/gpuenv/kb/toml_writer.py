@@ -1,0 +1,74 @@
+"""A small TOML writer for knowledge-base files (no dependency: tomllib only reads), and an
+atomic file write so a failed refresh never leaves a half-written file."""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f"}
+_ESCAPES["\r"] = "\\r"
+
+
+def toml_value(value: Any) -> str:
+    """A TOML literal for a str, bool, int, float or list of them."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        chars = (
+            _ESCAPES.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else c)
+            for c in value
+        )
+        return '"' + "".join(chars) + '"'
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_value(key)
+
+
+def _toml_pair(key: str, value: Any) -> str:
+    line = f"{toml_key(key)} = {toml_value(value)}"
+    if len(line) <= 100 or not isinstance(value, (list, tuple)):
+        return line
+    items = "".join(f"    {toml_value(item)},\n" for item in value)
+    return f"{toml_key(key)} = [\n{items}]"
+
+
+def toml_document(
+    header: str,
+    meta: Sequence[tuple[str, Any]],
+    sources: Mapping[str, Mapping[str, Any]],
+    tables: Mapping[str, Sequence[Mapping[str, Any]]],
+) -> str:
+    """A KB file: comment header, top-level scalars, [sources.<id>] tables, arrays of tables."""
+    parts = [f"# {line}".rstrip() for line in header.splitlines()]
+    parts += [_toml_pair(key, value) for key, value in meta]
+    for source_id, source in sources.items():
+        parts += ["", f"[sources.{toml_key(source_id)}]"]
+        parts += [_toml_pair(k, v) for k, v in source.items()]
+    for table, rows in tables.items():
+        for row in rows:
+            parts += ["", f"[[{toml_key(table)}]]"]
+            parts += [_toml_pair(k, v) for k, v in row.items() if v is not None]
+    return "\n".join(parts) + "\n"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
