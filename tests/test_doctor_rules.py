@@ -44,6 +44,20 @@ def test_cpu_torch_with_rtx3090_and_driver_535_installs_a_cuda12_build_of_the_sa
     assert requirement.name == "torch" and "2.13.0+cu126" in str(requirement.specifier)
 
 
+def test_a_cuda_torchvision_beside_a_cpu_torch_says_torch_was_replaced() -> None:
+    vision = FrameworkBuild(
+        "torchvision", "0.28.0+cu126", "12.6", variant="cu126", is_gpu_build=True
+    )
+    snap = machine(
+        gpus=["RTX 3090"],
+        driver="535.183.01",
+        frameworks=[torch_build("2.13.0", None, "cpu"), vision],
+    )
+    [finding] = [f for f in run(snap).findings if f.cause == "cpu_only_build"]
+    assert "later install replaced it" in finding.why
+    assert "torchvision 0.28.0+cu126" in finding.why
+
+
 def test_the_fix_uses_uv_when_uv_manages_the_env() -> None:
     snap = machine(
         gpus=["RTX 3090"],

@@ -63,6 +63,13 @@ def rule_cpu_only(ctx: Context) -> list[Finding]:
 
 
 def _where_from(ctx: Context, fw: FrameworkBuild) -> str:
+    replaced = _cuda_companion(ctx)
+    if replaced is not None:
+        return (
+            f"{replaced.name} {replaced.version} in this env is a CUDA {replaced.framework_cuda} "
+            "build, so a CUDA torch was most likely here and a later install replaced it (a "
+            "`pip install` of a package that depends on torch takes the index's default build)."
+        )
     platform = platform_of(ctx)
     default = torch_default_variant(ctx.kb, fw.version or "", platform) if fw.version else None
     if default == "cpu":
@@ -76,6 +83,18 @@ def _where_from(ctx: Context, fw: FrameworkBuild) -> str:
             "install that replaced the CUDA build)."
         )
     return "The installed build carries no CUDA code."
+
+
+def _cuda_companion(ctx: Context) -> FrameworkBuild | None:
+    """torchvision/torchaudio built for CUDA beside a CPU torch: the trace of a replaced torch."""
+    return next(
+        (
+            f
+            for f in ctx.frameworks()
+            if f.name in ("torchvision", "torchaudio") and f.framework_cuda and f.is_gpu_build
+        ),
+        None,
+    )
 
 
 def _torch_cpu(ctx: Context, fw: FrameworkBuild) -> Finding:
