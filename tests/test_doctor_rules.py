@@ -8,7 +8,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from gpuenv.diagnose import Diagnosis, diagnose
-from gpuenv.facts import FrameworkBuild, LibraryFacts
+from gpuenv.facts import DistributionFacts, FrameworkBuild, LibraryFacts
 from gpuenv.kb import default_kb
 from tests.builders import dist, machine, torch_build
 
@@ -196,6 +196,68 @@ def test_extension_built_for_another_torch() -> None:
         if f.cause == "extension_build_mismatch" and f.severity == "error"
     ]
     assert "torch-scatter" in finding.title
+
+
+@pytest.mark.parametrize(
+    ("extension", "reason"),
+    [
+        (dist("xformers", "0.0.28.post1", ["torch==2.4.1"]), "Requires-Dist: torch==2.4.1"),
+        (
+            DistributionFacts(
+                "mmcv",
+                "2.1.0",
+                "pip",
+                (),
+                None,
+                "https://download.openmmlab.com/mmcv/dist/cu121/torch2.1.0/mmcv-2.1.0-cp311.whl",
+            ),
+            "installed from",
+        ),
+        (dist("torch-scatter", "2.1.2+pt24cu118"), "version label +pt24cu118"),
+    ],
+)
+def test_extensions_built_for_another_torch_or_cuda(
+    extension: DistributionFacts, reason: str
+) -> None:
+    snap = machine(
+        gpus=["RTX 3090"],
+        driver="550.54.15",
+        frameworks=[torch_build("2.5.1", "12.4", "cu124")],
+        dists=[extension],
+    )
+    [finding] = [f for f in run(snap).findings if f.rule == "extension-build-mismatch"]
+    assert reason in finding.evidence[0].value
+
+
+def test_an_extension_built_for_this_torch_is_fine() -> None:
+    flash = DistributionFacts(
+        "flash-attn",
+        "2.7.0",
+        "pip",
+        (),
+        None,
+        "https://example.invalid/flash_attn-2.7.0+cu12torch2.5cxx11abiFALSE-cp311.whl",
+    )
+    snap = machine(
+        gpus=["RTX 3090"],
+        driver="550.54.15",
+        frameworks=[torch_build("2.5.1", "12.4", "cu124")],
+        dists=[dist("xformers", "0.0.28.post3", ["torch==2.5.1"]), flash],
+    )
+    assert not [f for f in run(snap).findings if f.rule == "extension-build-mismatch"]
+
+
+def test_torchvision_for_another_torch_gets_its_pair() -> None:
+    snap = machine(
+        gpus=["RTX 3090"],
+        driver="550.54.15",
+        frameworks=[torch_build("2.5.1+cu124", "12.4", "cu124")],
+        dists=[dist("torchvision", "0.19.1+cu124", ["torch==2.4.1"])],
+    )
+    [finding] = [f for f in run(snap).findings if f.rule == "extension-build-mismatch"]
+    [command] = finding.fix.commands  # type: ignore[union-attr]
+    assert "torchvision==0.20.1+cu124" in command
+    assert "--extra-index-url https://download.pytorch.org/whl/cu124" in command
 
 
 def test_tensorflow_on_native_windows_after_2_10_has_no_gpu() -> None:

@@ -138,6 +138,9 @@ class DistributionFacts:
     installer: str | None = None  # INSTALLER file: pip, uv, conda ...
     requires: tuple[str, ...] = ()  # Requires-Dist lines, verbatim
     location: str | None = None
+    # where it was installed from (direct_url.json): a wheel URL or a local folder
+    direct_url: str | None = None
+    editable: bool = False
     problem: str | None = None
 
 

@@ -198,6 +198,8 @@ def _distribution(r: _Reader) -> DistributionFacts:
         installer=r.opt_str("installer"),
         requires=r.str_tuple("requires"),
         location=r.opt_str("location"),
+        direct_url=r.opt_str("direct_url"),
+        editable=bool(r.opt_bool("editable")),
         problem=r.opt_str("problem"),
     )
 

@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
 from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
 from gpuenv.diagnose.fixes import installed_version, pip_install
-from gpuenv.facts import FrameworkBuild, LibraryFacts
+from gpuenv.facts import DistributionFacts, FrameworkBuild, LibraryFacts
+from gpuenv.kb.query.frameworks import torch_index_url, torchvision_for
 from gpuenv.kb.query.jetson import jetpack_for_l4t
 from gpuenv.versions import CudaVersion
 
 CUDA_DIST = re.compile(r"^(nvidia-[a-z0-9-]+|cuda-toolkit)$")
 EXTENSION_LABEL = re.compile(r"pt(?P<torch>\d{2,3})cu(?P<cuda>\d{2,3})")
+# mmcv's .../cu121/torch2.1.0/... find-links paths, flash-attn's +cu122torch2.3 wheel names
+WHEEL_URL_BUILD = re.compile(r"cu(?P<cuda>\d{2,3})[/_-]?torch(?P<torch>\d+\.\d+)")
 
 
 def _marker_env(ctx: Context) -> dict[str, str]:
@@ -202,61 +207,127 @@ def rule_framework_coexistence(ctx: Context) -> list[Finding]:
     ]
 
 
+@dataclass(frozen=True)
+class BuiltFor:
+    """What a compiled extension says it was built against, and where it says so."""
+
+    torch_line: str | None  # "2.1"
+    cuda: CudaVersion | None
+    torch_spec: SpecifierSet | None  # a Requires-Dist pin on torch
+    where: str
+
+
+def built_for(dist: DistributionFacts) -> BuiltFor | None:
+    """Its Requires-Dist pin on torch, its version label (+pt21cu121), or the wheel it came from
+    (.../cu121/torch2.1.0/... or +cu122torch2.3 in a direct_url)."""
+    for line in dist.requires:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) == "torch" and str(req.specifier).startswith("=="):
+            return BuiltFor(None, None, req.specifier, f"{dist.name} Requires-Dist: {line}")
+    label = dist.version.split("+", 1)[1] if "+" in dist.version else ""
+    match = EXTENSION_LABEL.search(label)
+    if match:
+        line = f"{match.group('torch')[0]}.{match.group('torch')[1:]}"
+        return BuiltFor(line, _label_cuda(match.group("cuda")), None, f"version label +{label}")
+    match = WHEEL_URL_BUILD.search(dist.direct_url or "")
+    if match:
+        cuda = _label_cuda(match.group("cuda"))
+        return BuiltFor(match.group("torch"), cuda, None, f"installed from {dist.direct_url}")
+    return None
+
+
+def _label_cuda(digits: str) -> CudaVersion | None:
+    """'121' -> 12.1, '92' -> 9.2; 'cu12' in flash-attn's wheel names means CUDA 12.x (only the
+    major is compared)."""
+    if len(digits) == 2 and digits.startswith("1"):
+        return CudaVersion(int(digits), 0)
+    return CudaVersion.parse("cu" + digits)
+
+
+def _disagrees(built: BuiltFor, torch: FrameworkBuild) -> bool:
+    version = (torch.version or "").split("+")[0]
+    if built.torch_spec is not None:
+        return not built.torch_spec.contains(version, prereleases=True)
+    line = ".".join(version.split(".")[:2])
+    torch_cuda = CudaVersion.parse(torch.framework_cuda) if torch.framework_cuda else None
+    cuda_differs = bool(built.cuda and torch_cuda and built.cuda.major != torch_cuda.major)
+    return (
+        built.torch_line != line or cuda_differs or (built.cuda is not None and torch_cuda is None)
+    )
+
+
 def rule_extensions(ctx: Context) -> list[Finding]:
     torch = next((f for f in ctx.frameworks() if f.name == "torch"), None)
-    if torch is None or not torch.version:
-        return []
-    torch_line = "".join(torch.version.split("+")[0].split(".")[:2])
-    torch_cuda = CudaVersion.parse(torch.framework_cuda) if torch.framework_cuda else None
-    findings = []
     env = ctx.snapshot.python_env
-    for dist in env.distributions if env else ():
-        label = dist.version.split("+", 1)[1] if "+" in dist.version else ""
-        match = EXTENSION_LABEL.search(label)
-        if not match:
+    if torch is None or not torch.version or env is None:
+        return []
+    findings = []
+    for dist in env.distributions:
+        if canonicalize_name(dist.name) == "torch":
             continue
-        built_cuda = CudaVersion.parse("cu" + match.group("cuda"))
-        torch_ok = match.group("torch") == torch_line
-        cuda_ok = built_cuda is None or torch_cuda is None or built_cuda.major == torch_cuda.major
-        if torch_ok and cuda_ok:
-            continue
-        findings.append(
-            Finding(
-                rule="extension-build-mismatch",
-                cause="extension_build_mismatch",
-                severity="error",
-                layer=f"extension:{dist.name}",
-                title=f"{dist.name} {dist.version} was built for another torch/CUDA than "
-                f"torch {torch.version}",
-                why="Compiled extensions link against one torch ABI and CUDA; another torch gives "
-                "undefined symbols at import or wrong results.",
-                evidence=(
-                    Evidence(dist.name, dist.version, "distribution version label"),
-                    Evidence(
-                        "torch",
-                        f"{torch.version} (CUDA {torch.framework_cuda or 'none'})",
-                        torch.source,
-                    ),
-                ),
-                fix=Fix(
-                    summary=f"Reinstall {dist.name} built for torch {torch.version.split('+')[0]}"
-                    + (f" and CUDA {torch_cuda.short}" if torch_cuda else "")
-                    + ", or build it from source against this torch.",
-                    commands=(
-                        pip_install(
-                            ctx,
-                            ctx.installer_for(dist.name),
-                            [dist.name.split("+")[0]],
-                            reinstall=True,
-                        )
-                        + " --no-build-isolation --no-binary "
-                        + dist.name,
-                    ),
-                    installer=ctx.installer_for(dist.name),
-                ),
-            )
-        )
+        built = built_for(dist)
+        if built is not None and _disagrees(built, torch):
+            findings.append(_extension_finding(ctx, dist, built, torch))
     return findings
+
+
+def _extension_finding(
+    ctx: Context, dist: DistributionFacts, built: BuiltFor, torch: FrameworkBuild
+) -> Finding:
+    torch_cuda = CudaVersion.parse(torch.framework_cuda) if torch.framework_cuda else None
+    installer = ctx.installer_for(dist.name)
+    base = torch.version.split("+")[0] if torch.version else "?"
+    command = _companion_install(ctx, dist, torch) or (
+        pip_install(ctx, installer, [canonicalize_name(dist.name)], reinstall=True)
+        + " --no-deps --no-build-isolation --no-binary "
+        + canonicalize_name(dist.name)
+    )
+    return Finding(
+        rule="extension-build-mismatch",
+        cause="extension_build_mismatch",
+        severity="error",
+        layer=f"extension:{dist.name}",
+        title=f"{dist.name} {dist.version} was built for another torch/CUDA than torch "
+        f"{torch.version}",
+        why="Compiled extensions link against one torch ABI and CUDA; another torch gives "
+        'undefined symbols at import ("operator torchvision::nms does not exist") or wrong '
+        "results.",
+        evidence=(
+            Evidence(f"{dist.name} built for", built.where, "distribution metadata"),
+            Evidence(
+                "torch", f"{torch.version} (CUDA {torch.framework_cuda or 'none'})", torch.source
+            ),
+        ),
+        fix=Fix(
+            summary=f"Reinstall {dist.name} built for torch {base}"
+            + (f" and CUDA {torch_cuda.short}" if torch_cuda else "")
+            + " (or build it from source against this torch), or install the torch it pins.",
+            commands=(command,),
+            installer=installer,
+        ),
+    )
+
+
+def _companion_install(ctx: Context, dist: DistributionFacts, torch: FrameworkBuild) -> str | None:
+    """torchvision is released for one torch: install the one paired with the installed torch."""
+    if canonicalize_name(dist.name) != "torchvision" or not torch.version:
+        return None
+    base, _, label = torch.version.partition("+")
+    line = torchvision_for(ctx.kb, base)
+    if line is None:
+        return None
+    patch = base.split(".")[2] if base.count(".") >= 2 else "0"
+    version = f"{line}.{patch}" + (f"+{label}" if label.startswith("cu") else "")
+    index = torch_index_url(ctx.kb, label) if label.startswith("cu") else None
+    return pip_install(
+        ctx,
+        ctx.installer_for(dist.name),
+        [f"torchvision=={version}"],
+        extra_index_urls=(index,) if index else (),
+    )
 
 
 def rule_jetson_wheel(ctx: Context) -> list[Finding]:

@@ -164,6 +164,8 @@ def _distribution(raw: Mapping[str, Any]) -> DistributionFacts:
         installer=get_str(raw, "installer"),
         requires=as_strs(raw.get("requires")),
         location=get_str(raw, "location"),
+        direct_url=get_str(raw, "direct_url"),
+        editable=raw.get("editable") is True,
         problem=get_str(raw, "problem"),
     )
 
