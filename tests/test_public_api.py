@@ -11,7 +11,9 @@ def test_diagnose_and_plan_from_python() -> None:
     from gpuenv.whatif import declared_snapshot
 
     snapshot = declared_snapshot(what_if, kb)
-    diagnosis = gpuenv.diagnose(snapshot, kb)
+    import gpuenv.diagnose  # the subpackage; the public function is gpuenv.doctor
+
+    diagnosis = gpuenv.doctor(snapshot, kb)
     assert diagnosis.layers[0].summary == "NVIDIA GeForce RTX 3090"
     plan = gpuenv.make_plan(gpuenv.request_from_arguments(["torch"]), snapshot, kb, "pip")
     [torch] = [p for p in plan.envs[0].packages if p.framework == "torch"]

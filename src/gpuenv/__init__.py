@@ -4,7 +4,8 @@ The library API the CLI is thin over. Names are imported lazily so that `gpuenv 
 fast:
 
 - `take_snapshot(...)`: facts about this machine (or a `--from` file), with what-if flags applied
-- `diagnose(snapshot, kb)`: the stack's floors and the findings, each with evidence and a fix
+- `doctor(snapshot, kb=None)`: the stack's floors and the findings, each with evidence and a fix
+  (named for the command: `gpuenv.diagnose` is the subpackage that holds the rules)
 - `make_plan(request, snapshot, kb, installer)`: versions that fit, with reasons
 - `default_kb()` / `load_kb(...)`: the knowledge base
 - `Snapshot`, `WhatIf`: the facts document and the what-if flags
@@ -21,7 +22,7 @@ _WHERE = {
     "Snapshot": "gpuenv.facts",
     "WhatIf": "gpuenv.whatif",
     "default_kb": "gpuenv.kb",
-    "diagnose": "gpuenv.diagnose",
+    "doctor": "gpuenv.api",
     "load_kb": "gpuenv.kb",
     "make_plan": "gpuenv.plan.resolve",
     "request_from_arguments": "gpuenv.plan.request",

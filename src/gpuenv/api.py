@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gpuenv.diagnose.findings import Diagnosis
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase, default_kb
 from gpuenv.probe.access import MachineAccess
@@ -39,6 +40,13 @@ def take_snapshot(
     if what_if is not None and what_if.any:
         snapshot = apply_what_if(snapshot, what_if, kb or default_kb())
     return snapshot
+
+
+def doctor(snapshot: Snapshot, kb: KnowledgeBase | None = None) -> Diagnosis:
+    """The stack floor by floor and the findings (what `gpuenv doctor` prints)."""
+    from gpuenv.diagnose import diagnose
+
+    return diagnose(snapshot, kb or default_kb())
 
 
 def what_if_from_args(args: argparse.Namespace) -> WhatIf:

@@ -42,7 +42,8 @@ def compile_kb(data_dir: Path = DATA_DIR) -> str:
             for stem, f in sorted(kb.files.items())
         },
     }
-    return json.dumps(document, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+    # key order kept as written: rows keep their fields in the order the TOML file gives them
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def write_compiled(data_dir: Path = DATA_DIR) -> Path:
