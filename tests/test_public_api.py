@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import gpuenv
 
 
@@ -11,8 +13,7 @@ def test_diagnose_and_plan_from_python() -> None:
     from gpuenv.whatif import declared_snapshot
 
     snapshot = declared_snapshot(what_if, kb)
-    import gpuenv.diagnose  # the subpackage; the public function is gpuenv.doctor
-
+    importlib.import_module("gpuenv.diagnose")  # the subpackage must not shadow the API
     diagnosis = gpuenv.doctor(snapshot, kb)
     assert diagnosis.layers[0].summary == "NVIDIA GeForce RTX 3090"
     plan = gpuenv.make_plan(gpuenv.request_from_arguments(["torch"]), snapshot, kb, "pip")
