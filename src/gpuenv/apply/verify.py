@@ -39,7 +39,10 @@ def _dist(name: str, dists: tuple[DistributionFacts, ...]) -> DistributionFacts 
 
 def _version_check(package: PackageChoice, dists: tuple[DistributionFacts, ...]) -> Check:
     name = package.conda.name if package.conda else package.name
+    # conda-forge's pytorch installs the torch distribution: the probe reads dist-info names
     dist = _dist(name, dists)
+    if dist is None and package.conda is not None:
+        dist = _dist(package.framework, dists)
     if dist is None:
         return Check(name, package.version, None, False, "not installed")
     ok = _same(package, dist.version)
@@ -71,7 +74,9 @@ def _build_check(package: PackageChoice, snapshot: Snapshot) -> Check | None:
 
 
 def _framework_name(package: PackageChoice) -> str:
-    return "jaxlib" if package.framework == "jax" else package.framework
+    """The probe's build facts of a framework: for JAX the jax build, which carries the CUDA of
+    its plugin (jaxlib itself is the same wheel for CPU and GPU since 0.4.30)."""
+    return package.framework
 
 
 def _describe(build: FrameworkBuild) -> str:

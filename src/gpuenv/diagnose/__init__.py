@@ -7,9 +7,11 @@ from collections.abc import Callable
 
 from gpuenv.diagnose.context import Context, build_context
 from gpuenv.diagnose.findings import CAUSES, Diagnosis, Evidence, Finding, Fix, Layer, ordered
+from gpuenv.diagnose.rules_builds import rule_cpu_only, rule_rocm_build
 from gpuenv.diagnose.rules_driver import (
     rule_branch_lifecycle,
     rule_container_require,
+    rule_driver_lists_no_gpu,
     rule_driver_not_loaded,
     rule_driver_unresponsive,
     rule_hidden_devices,
@@ -18,18 +20,19 @@ from gpuenv.diagnose.rules_driver import (
 )
 from gpuenv.diagnose.rules_env import (
     rule_extensions,
-    rule_framework_coexistence,
     rule_jetson_wheel,
-    rule_missing_pip_libs,
     rule_python_unreadable,
-    rule_shadowed_libs,
     rule_toolkit_info,
 )
 from gpuenv.diagnose.rules_framework import (
     rule_arch_unsupported,
-    rule_cpu_only,
     rule_driver_too_old,
     rule_python_range,
+)
+from gpuenv.diagnose.rules_libs import (
+    rule_framework_coexistence,
+    rule_missing_pip_libs,
+    rule_shadowed_libs,
 )
 from gpuenv.diagnose.stack import build_layers
 from gpuenv.facts import Snapshot
@@ -44,10 +47,12 @@ RULES: tuple[Rule, ...] = (
     rule_no_driver,
     rule_driver_not_loaded,
     rule_driver_unresponsive,
+    rule_driver_lists_no_gpu,
     rule_module_mismatch,
     rule_hidden_devices,
     rule_container_require,
     rule_cpu_only,
+    rule_rocm_build,
     rule_jetson_wheel,
     rule_driver_too_old,
     rule_arch_unsupported,

@@ -57,6 +57,12 @@ class Context:
         return bool(self.gpus) and self.driver is not None and not self.driver_dead
 
     @property
+    def driver_os(self) -> str:
+        """Whose numbering the driver version follows: under WSL2 the driver is the Windows
+        host's ("596.36"), so its branch and CUDA support are read from the Windows tables."""
+        return "windows" if self.os == "windows" or self.wsl else "linux"
+
+    @property
     def driver_dead(self) -> bool:
         return any(f.value in DRIVER_DEAD for f in self.driver_failures)
 
@@ -131,8 +137,10 @@ def build_context(
     max_obs = _best(snapshot.driver.max_cuda)
     max_cuda = CudaVersion.parse(max_obs.value) if max_obs else None
     max_source = max_obs.source if max_obs else ""
+    wsl = bool(host.wsl.value)
     if max_cuda is None and driver is not None:
-        max_cuda = driver_max_cuda(kb, driver, "windows" if os_name == "windows" else "linux")
+        driver_os = "windows" if os_name == "windows" or wsl else "linux"
+        max_cuda = driver_max_cuda(kb, driver, driver_os)
         max_source = "kb: driver branch table" if max_cuda else ""
     gpus = tuple(_resolve_gpu(kb, g) for g in snapshot.gpus)
     reported = {g.pci_device_id for g in snapshot.gpus if g.pci_device_id}
@@ -156,5 +164,5 @@ def build_context(
         driver_failures=snapshot.driver.failures,
         python=_python(snapshot),
         jetson=bool(host.jetson.value),
-        wsl=bool(host.wsl.value),
+        wsl=wsl,
     )

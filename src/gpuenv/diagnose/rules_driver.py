@@ -110,6 +110,48 @@ def rule_no_driver(ctx: Context) -> list[Finding]:
     ]
 
 
+def rule_driver_lists_no_gpu(ctx: Context) -> list[Finding]:
+    """The driver answers but reports no GPU ("No devices were found"): the GPU fell off the bus
+    (Xid 79), is held by another driver (vfio-pci passthrough), or the container was started
+    without the device nodes of its GPUs."""
+    none_found = ctx.failure("no_devices")
+    if none_found is None or ctx.driver is None or ctx.gpus or ctx.driver_dead:
+        return []
+    if ctx.failure("visible_devices_hide_all"):
+        return []  # reported by its own rule
+    return [
+        Finding(
+            rule="driver-lists-no-gpu",
+            cause="no_driver",
+            severity="error",
+            layer="gpu",
+            title=f"NVIDIA driver {ctx.driver} is running but reports no GPU",
+            why='CUDA programs find no device ("no CUDA-capable device is detected"). The GPU '
+            "dropped off the bus (Xid 79, power or PCIe trouble), is bound to another driver "
+            "(vfio-pci for passthrough), or this container was started without its GPUs.",
+            evidence=(
+                Evidence("driver version", str(ctx.driver), ctx.driver_source),
+                Evidence(
+                    "driver failure",
+                    none_found.value or "no_devices",
+                    none_found.source
+                    + (f": {none_found.raw.strip()[:160]}" if none_found.raw else ""),
+                ),
+                *_gpu_evidence(ctx),
+            ),
+            fix=Fix(
+                summary="Look for Xid errors and the GPU on the PCI bus; in a container, start it "
+                "with the GPUs (docker run --gpus all); otherwise reboot.",
+                commands=(
+                    "sudo dmesg | grep -i -E 'NVRM|Xid'",
+                    "lspci -nnk -d 10de:",
+                ),
+                installer="system",
+            ),
+        )
+    ]
+
+
 def _driver_absence_evidence(ctx: Context) -> tuple[Evidence, ...]:
     out = [
         Evidence(

@@ -1,11 +1,10 @@
-"""Rules about the environment around the frameworks: CUDA libraries missing or shadowed,
-frameworks that need incompatible libraries, extensions built for another torch, Jetson wheels,
-and information about toolkits."""
+"""Rules about the environment around the frameworks: extensions built for another torch,
+Jetson wheels, an unreadable interpreter, and information about toolkits (the CUDA library
+wheels are rules_libs.py's)."""
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -14,197 +13,15 @@ from packaging.utils import canonicalize_name
 
 from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
-from gpuenv.diagnose.fixes import installed_version, pip_install
-from gpuenv.facts import DistributionFacts, FrameworkBuild, LibraryFacts
+from gpuenv.diagnose.fixes import pip_install
+from gpuenv.facts import DistributionFacts, FrameworkBuild
 from gpuenv.kb.query.frameworks import torch_index_url, torchvision_for
 from gpuenv.kb.query.jetson import jetpack_for_l4t
 from gpuenv.versions import CudaVersion
 
-CUDA_DIST = re.compile(r"^(nvidia-[a-z0-9-]+|cuda-toolkit)$")
 EXTENSION_LABEL = re.compile(r"pt(?P<torch>\d{2,3})cu(?P<cuda>\d{2,3})")
 # mmcv's .../cu121/torch2.1.0/... find-links paths, flash-attn's +cu122torch2.3 wheel names
 WHEEL_URL_BUILD = re.compile(r"cu(?P<cuda>\d{2,3})[/_-]?torch(?P<torch>\d+\.\d+)")
-
-
-def _marker_env(ctx: Context) -> dict[str, str]:
-    system = {"linux": "Linux", "windows": "Windows", "darwin": "Darwin"}.get(ctx.os, ctx.os)
-    machine = {"amd64": "AMD64" if ctx.os == "windows" else "x86_64"}.get(ctx.arch, ctx.arch)
-    python = f"{ctx.python[0]}.{ctx.python[1]}" if ctx.python else "3.11"
-    return {
-        "platform_system": system,
-        "sys_platform": {"Linux": "linux", "Windows": "win32", "Darwin": "darwin"}.get(system, ""),
-        "platform_machine": machine,
-        "python_version": python,
-        "python_full_version": python + ".0",
-        "implementation_name": "cpython",
-        "platform_python_implementation": "CPython",
-        "os_name": "nt" if system == "Windows" else "posix",
-        "extra": "",
-    }
-
-
-def cuda_requirements(ctx: Context, distribution: str) -> list[Requirement]:
-    """The nvidia-*/cuda-toolkit requirements of a distribution that apply on this platform."""
-    env = ctx.snapshot.python_env
-    if env is None:
-        return []
-    wanted = canonicalize_name(distribution)
-    dist = next((d for d in env.distributions if canonicalize_name(d.name) == wanted), None)
-    if dist is None:
-        return []
-    out = []
-    for line in dist.requires:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if not CUDA_DIST.match(canonicalize_name(req.name)):
-            continue
-        if req.marker is not None and not req.marker.evaluate(_marker_env(ctx)):
-            continue
-        out.append(req)
-    return out
-
-
-def rule_missing_pip_libs(ctx: Context) -> list[Finding]:
-    findings = []
-    for fw in ctx.frameworks():
-        if not fw.is_gpu_build:
-            continue
-        dist_name = fw.distribution or fw.name
-        missing = []
-        for req in cuda_requirements(ctx, dist_name):
-            have = installed_version(ctx, req.name)
-            if have is None or (
-                req.specifier and not req.specifier.contains(have, prereleases=True)
-            ):
-                missing.append((req, have))
-        if missing:
-            findings.append(_missing_libs(ctx, fw, dist_name, missing))
-    return findings
-
-
-def _missing_libs(
-    ctx: Context, fw: FrameworkBuild, dist_name: str, missing: list[tuple[Requirement, str | None]]
-) -> Finding:
-    installer = ctx.installer_for(dist_name)
-    absent = [r for r, have in missing if have is None]
-    cause = (
-        "cudnn_mismatch"
-        if all("cudnn" in r.name for r, _ in missing) and not absent
-        else "missing_cuda_lib"
-    )
-    reqs = [f"{r.name}{r.specifier}" for r, _ in missing]
-    return Finding(
-        rule="cuda-wheel-missing",
-        cause=cause,
-        severity="error",
-        layer="cuda-libraries",
-        title=f"{dist_name} needs CUDA library wheels that are "
-        + ("missing" if absent else "installed at other versions"),
-        why=f"{dist_name} loads its CUDA libraries from these nvidia-* wheels; "
-        'a missing or different one fails at import ("libcudnn.so.N: cannot open shared object '
-        'file", undefined symbols).',
-        evidence=tuple(
-            Evidence(
-                r.name,
-                f"required {r.specifier or 'any'}, installed {have or 'none'}",
-                f"{dist_name} Requires-Dist",
-            )
-            for r, have in missing
-        ),
-        fix=Fix(
-            summary="Install exactly the versions the framework pins.",
-            commands=(pip_install(ctx, installer, reqs),),
-            installer=installer,
-        ),
-    )
-
-
-def rule_shadowed_libs(ctx: Context) -> list[Finding]:
-    by_soname: dict[str, list[LibraryFacts]] = defaultdict(list)
-    for lib in ctx.snapshot.libraries:
-        if lib.load_rank < 0:  # a broken link or stale entry: not loadable
-            continue
-        by_soname[lib.soname].append(lib)
-    shadowed = []
-    for copies in by_soname.values():
-        first = min(copies, key=lambda lib: lib.load_rank)
-        pip_copies = [c for c in copies if c.origin == "pip" and c is not first]
-        if first.origin == "LD_LIBRARY_PATH" and pip_copies:
-            shadowed.append((first, pip_copies[0]))
-    if not shadowed:
-        return []
-    evidence = tuple(
-        Evidence(
-            first.soname,
-            f"{first.path} ({first.version or '?'}) loads before {pip.path} ({pip.version or '?'})",
-            "loader order",
-        )
-        for first, pip in shadowed
-    )
-    return [
-        Finding(
-            rule="cuda-lib-shadowed",
-            cause="multiple_cuda_conflict",
-            severity="warning",
-            layer="cuda-libraries",
-            title="LD_LIBRARY_PATH puts other CUDA libraries in front of the pip wheels' copies",
-            why="Frameworks built against the pip CUDA wheels find their libraries through "
-            "RUNPATH, which LD_LIBRARY_PATH overrides; a different copy loaded first causes "
-            "undefined-symbol errors (e.g. __nvJitLinkComplete_12_4) or silent version mixes.",
-            evidence=evidence,
-            fix=Fix(
-                summary="Remove the CUDA directories from LD_LIBRARY_PATH for this environment.",
-                commands=("unset LD_LIBRARY_PATH",),
-                installer="shell",
-            ),
-        )
-    ]
-
-
-def rule_framework_coexistence(ctx: Context) -> list[Finding]:
-    pins: dict[str, dict[str, str]] = defaultdict(dict)  # package -> framework -> specifier
-    for fw in ctx.frameworks():
-        if not fw.is_gpu_build:
-            continue
-        for req in cuda_requirements(ctx, fw.distribution or fw.name):
-            if str(req.specifier).startswith("=="):
-                pins[canonicalize_name(req.name)][fw.name] = str(req.specifier)
-    clashes = {name: by_fw for name, by_fw in pins.items() if len(set(by_fw.values())) > 1}
-    if not clashes:
-        return []
-    names = sorted({fw for by_fw in clashes.values() for fw in by_fw})
-    evidence = tuple(
-        Evidence(
-            name,
-            "; ".join(f"{fw} wants {spec}" for fw, spec in sorted(by_fw.items())),
-            "Requires-Dist",
-        )
-        for name, by_fw in sorted(clashes.items())
-    )
-    cudnn = any("cudnn" in name for name in clashes)
-    return [
-        Finding(
-            rule="frameworks-conflict",
-            cause="cudnn_mismatch" if cudnn else "solver_conflict",
-            severity="error",
-            layer="cuda-libraries",
-            title=f"{' and '.join(names)} pin different versions of the same CUDA libraries",
-            why="One environment holds one version of each nvidia-* wheel; whichever framework was "
-            "installed last decided it, and the other runs against libraries it was not built "
-            "for (or fails to load them).",
-            evidence=evidence,
-            fix=Fix(
-                summary="Use one environment per framework, or versions of both that pin the same "
-                "libraries (`gpuenv plan " + " ".join(names) + "` finds them).",
-                commands=tuple(
-                    f"python3 -m venv .venv-{n} && .venv-{n}/bin/pip install {n}" for n in names
-                ),
-                installer="pip",
-            ),
-        )
-    ]
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
-"""Rules about each framework's build: CPU-only while a GPU is here, CUDA newer than the driver,
-GPU architecture not compiled in, Python outside the release's range, wrong platform wheel."""
+"""Rules about each framework's CUDA build: CUDA newer than the driver, GPU architecture not
+compiled in, Python outside the release's range (CPU-only and ROCm builds: rules_builds.py)."""
 
 from __future__ import annotations
 
 from gpuenv.diagnose.choose import arch_reason, platform_of
 from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
-from gpuenv.diagnose.fixes import pip_install, pip_uninstall, torch_install
+from gpuenv.diagnose.fixes import planned_install, release_of
 from gpuenv.facts import FrameworkBuild
 from gpuenv.kb.query.cuda import (
     architecture,
@@ -15,17 +15,13 @@ from gpuenv.kb.query.cuda import (
     toolkit_min_driver,
 )
 from gpuenv.kb.query.frameworks import (
-    tf_release,
     torch_arch_list,
-    torch_default_variant,
     torch_release,
 )
 from gpuenv.versions import ComputeCapability, CudaVersion
 
-TF_LAST_NATIVE_WINDOWS_GPU = (2, 10)
 
-
-def _build_evidence(fw: FrameworkBuild) -> Evidence:
+def build_evidence(fw: FrameworkBuild) -> Evidence:
     parts = [f"{fw.name} {fw.version or '?'}"]
     if fw.variant:
         parts.append(f"variant {fw.variant}")
@@ -33,11 +29,11 @@ def _build_evidence(fw: FrameworkBuild) -> Evidence:
     return Evidence(f"{fw.name} build", ", ".join(parts), fw.source or "target env")
 
 
-def _gpu_present(ctx: Context) -> bool:
+def gpu_present(ctx: Context) -> bool:
     return bool(ctx.gpus) and not ctx.driver_dead
 
 
-def _version_tuple(text: str | None) -> tuple[int, ...]:
+def version_tuple(text: str | None) -> tuple[int, ...]:
     out: list[int] = []
     for part in (text or "").split("+")[0].split("."):
         if not part.isdigit():
@@ -46,158 +42,11 @@ def _version_tuple(text: str | None) -> tuple[int, ...]:
     return tuple(out)
 
 
-def rule_cpu_only(ctx: Context) -> list[Finding]:
-    if not _gpu_present(ctx) or ctx.jetson:
-        return []
-    findings: list[Finding] = []
-    for fw in ctx.frameworks():
-        if fw.is_gpu_build is not False or fw.hip_version:
-            continue
-        if fw.name == "torch":
-            findings.append(_torch_cpu(ctx, fw))
-        elif fw.name == "tensorflow":
-            findings.append(_tf_cpu(ctx, fw))
-        elif fw.name == "jaxlib":
-            findings.append(_jax_cpu(ctx, fw))
-    return findings
-
-
-def _where_from(ctx: Context, fw: FrameworkBuild) -> str:
-    replaced = _cuda_companion(ctx)
-    if replaced is not None:
-        return (
-            f"{replaced.name} {replaced.version} in this env is a CUDA {replaced.framework_cuda} "
-            "build, so a CUDA torch was most likely here and a later install replaced it (a "
-            "`pip install` of a package that depends on torch takes the index's default build)."
-        )
-    platform = platform_of(ctx)
-    default = torch_default_variant(ctx.kb, fw.version or "", platform) if fw.version else None
-    if default == "cpu":
-        return (
-            f"On {platform} the package index serves the CPU build of torch {fw.version} by "
-            "default; CUDA builds come from PyTorch's own index."
-        )
-    if fw.variant == "cpu":
-        return (
-            "This is the '+cpu' build from PyTorch's CPU index (or installed by a later "
-            "install that replaced the CUDA build)."
-        )
-    return "The installed build carries no CUDA code."
-
-
-def _cuda_companion(ctx: Context) -> FrameworkBuild | None:
-    """torchvision/torchaudio built for CUDA beside a CPU torch: the trace of a replaced torch."""
-    return next(
-        (
-            f
-            for f in ctx.frameworks()
-            if f.name in ("torchvision", "torchaudio") and f.framework_cuda and f.is_gpu_build
-        ),
-        None,
-    )
-
-
-def _torch_cpu(ctx: Context, fw: FrameworkBuild) -> Finding:
-    gpu_names = ", ".join(g.name for g in ctx.gpus)
-    base = (fw.version or "").split("+")[0]
-    fix: Fix | None = None
-    same_line = torch_install(ctx, [f"torch=={base}"]) if base else None
-    if same_line:
-        fix = Fix(f"Install {same_line[0]}.", same_line[1], ctx.installer_for("torch"))
-    else:
-        newest = torch_install(ctx, ["torch"])
-        if newest:
-            fix = Fix(
-                f"No CUDA build of torch {base} fits this machine; install {newest[0]}.",
-                newest[1],
-                ctx.installer_for("torch"),
-            )
-    return Finding(
-        rule="framework-cpu-build",
-        cause="cpu_only_build",
-        severity="error",
-        layer="framework:torch",
-        title=f"torch {fw.version} is a CPU-only build, but this machine has {gpu_names}",
-        why="torch.cuda.is_available() is False with this build whatever the driver. "
-        + _where_from(ctx, fw),
-        evidence=(_build_evidence(fw), *_gpu_evidence(ctx)),
-        fix=fix,
-    )
-
-
-def _gpu_evidence(ctx: Context) -> tuple[Evidence, ...]:
+def gpu_evidence(ctx: Context) -> tuple[Evidence, ...]:
     out = [Evidence("GPU", f"{g.name} (cc {g.cc or '?'})", g.source) for g in ctx.gpus]
     if ctx.driver:
         out.append(Evidence("driver version", str(ctx.driver), ctx.driver_source))
     return tuple(out)
-
-
-def _tf_cpu(ctx: Context, fw: FrameworkBuild) -> Finding:
-    version = _version_tuple(fw.version)
-    if ctx.os == "windows" and version[:2] > TF_LAST_NATIVE_WINDOWS_GPU:
-        return Finding(
-            rule="tensorflow-windows-native-gpu",
-            cause="cpu_only_build",
-            severity="error",
-            layer="framework:tensorflow",
-            title=f"TensorFlow {fw.version} has no GPU support on native Windows",
-            why="TensorFlow 2.10 was the last release with CUDA support on native Windows; "
-            "later releases use the GPU only under WSL2.",
-            evidence=(_build_evidence(fw), *_gpu_evidence(ctx)),
-            fix=Fix(
-                summary="Run TensorFlow under WSL2 (pip install tensorflow[and-cuda] there), or "
-                "pin TensorFlow 2.10 with CUDA 11.2 / cuDNN 8.1 on Windows.",
-                commands=("wsl --install -d Ubuntu",),
-                installer="system",
-            ),
-        )
-    installer = ctx.installer_for(fw.distribution or "tensorflow")
-    commands: list[str] = []
-    if fw.distribution and fw.distribution != "tensorflow":
-        commands.append(pip_uninstall(ctx, installer, [fw.distribution]))
-    base = (fw.version or "").split("+")[0]
-    row = tf_release(ctx.kb, base, "linux") if base else None
-    requirement = f"tensorflow[and-cuda]=={base}" if base else "tensorflow[and-cuda]"
-    commands.append(pip_install(ctx, installer, [requirement]))
-    citations = (ctx.kb.cite("tensorflow", row),) if row else ()
-    return Finding(
-        rule="framework-cpu-build",
-        cause="cpu_only_build",
-        severity="error",
-        layer="framework:tensorflow",
-        title=f"TensorFlow {fw.version} ({fw.distribution or 'tensorflow'}) is not a CUDA build",
-        why="This TensorFlow was built without CUDA (or its CUDA libraries are not installed), "
-        "so it lists no GPU devices.",
-        evidence=(_build_evidence(fw), *_gpu_evidence(ctx)),
-        fix=Fix(
-            summary="Install TensorFlow with its CUDA libraries (the [and-cuda] extra).",
-            commands=tuple(commands),
-            installer=installer,
-        ),
-        citations=citations,
-    )
-
-
-def _jax_cpu(ctx: Context, fw: FrameworkBuild) -> Finding:
-    jax = next((f for f in ctx.frameworks() if f.name == "jax"), None)
-    version = (jax.version if jax and jax.version else fw.version or "").split("+")[0]
-    extra = "cuda13" if ctx.driver_max_cuda and ctx.driver_max_cuda.major >= 13 else "cuda12"
-    installer = ctx.installer_for("jax")
-    return Finding(
-        rule="framework-cpu-build",
-        cause="cpu_only_build",
-        severity="error",
-        layer="framework:jax",
-        title=f"jaxlib {fw.version} has no CUDA plugin installed",
-        why="JAX runs on the GPU through the jax-cuda plugin packages; without them it uses "
-        "the CPU.",
-        evidence=(_build_evidence(fw), *_gpu_evidence(ctx)),
-        fix=Fix(
-            summary=f"Install the JAX CUDA plugin matching jax {version} ({extra}).",
-            commands=(pip_install(ctx, installer, [f"jax[{extra}]=={version}"]),),
-            installer=installer,
-        ),
-    )
 
 
 def rule_driver_too_old(ctx: Context) -> list[Finding]:
@@ -208,11 +57,10 @@ def rule_driver_too_old(ctx: Context) -> list[Finding]:
         cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
         if cuda is None or not fw.is_gpu_build:
             continue
-        os_name = "windows" if ctx.os == "windows" else "linux"
-        support = driver_supports_cuda(ctx.kb, ctx.driver, cuda, os_name)
+        support = driver_supports_cuda(ctx.kb, ctx.driver, cuda, ctx.driver_os)
         if support.ok is not False:
             continue
-        findings.append(_driver_too_old(ctx, fw, cuda, os_name))
+        findings.append(_driver_too_old(ctx, fw, cuda, ctx.driver_os))
     return findings
 
 
@@ -222,14 +70,15 @@ def _driver_too_old(ctx: Context, fw: FrameworkBuild, cuda: CudaVersion, os_name
     need = mvc or native
     commands: tuple[str, ...] = ()
     summary = f"Upgrade the driver to ≥ {need}" if need else "Upgrade the driver"
-    if fw.name == "torch" and fw.version:
-        fitting = torch_install(ctx, [f"torch=={fw.version.split('+')[0]}"])
-        if fitting:
-            commands = fitting[1]
-            summary = f"Install {fitting[0]}, which this driver runs" + (
-                f", or upgrade the driver to ≥ {need}" if need else ""
-            )
-    forward = any(g.segment == "datacenter" for g in ctx.gpus)
+    base = release_of(fw.version)
+    fitting = planned_install(ctx, [f"torch=={base}"]) if fw.name == "torch" and base else None
+    if fitting:
+        commands = fitting.commands
+        summary = f"Install {fitting.summary}, which this driver runs" + (
+            f", or upgrade the driver to ≥ {need}" if need else ""
+        )
+    # the compatibility package is a Linux driver component: not for Windows or WSL2
+    forward = ctx.driver_os == "linux" and any(g.segment == "datacenter" for g in ctx.gpus)
     notes = (
         (
             f"Data-center GPU: the CUDA forward-compatibility package (cuda-compat-"
@@ -251,7 +100,7 @@ def _driver_too_old(ctx: Context, fw: FrameworkBuild, cuda: CudaVersion, os_name
         + "; this driver is older, so CUDA initialisation fails "
         '("The NVIDIA driver on your system is too old").',
         evidence=(
-            _build_evidence(fw),
+            build_evidence(fw),
             Evidence("driver version", str(ctx.driver), ctx.driver_source),
         ),
         fix=Fix(
@@ -268,13 +117,18 @@ def rule_arch_unsupported(ctx: Context) -> list[Finding]:
         if not fw.is_gpu_build:
             continue
         sass, ptx, where = _compiled_archs(ctx, fw)
+        severity = "error"
         if where is None:
             reason, where = _retired_for_toolkit(ctx, fw)
+            if reason is None:
+                reason, where = _newer_than_toolkit(ctx, fw)
+                # PyTorch's release wheels carry no PTX (the KB's arch lists); others may
+                severity = "error" if fw.name == "torch" else "warning"
         else:
             reason = arch_reason(ctx.gpus, sass, ptx)
         if reason is None or where is None:
             continue
-        findings.append(_arch_finding(ctx, fw, reason, where))
+        findings.append(_arch_finding(ctx, fw, reason, where, severity))
     return findings
 
 
@@ -319,30 +173,68 @@ def _retired_for_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, 
     return None, None
 
 
-def _arch_finding(ctx: Context, fw: FrameworkBuild, reason: str, where: str) -> Finding:
-    newest = torch_install(ctx, ["torch"]) if fw.name == "torch" else None
+def _newer_than_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, str | None]:
+    """Without the build's arch list: a GPU whose architecture came after the build's CUDA (an
+    RTX 5090, sm_120 from CUDA 12.8, and a CUDA 12.4 build) gets no SASS from it; only PTX the
+    driver JIT-compiles could serve it."""
+    cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
+    if cuda is None:
+        return None, None
+    for gpu in ctx.gpus:
+        row = architecture(ctx.kb, gpu.cc) if gpu.cc else None
+        first = CudaVersion.parse(str(row["first_cuda"])) if row and "first_cuda" in row else None
+        if row and first and gpu.cc and (cuda.major, cuda.minor) < (first.major, first.minor):
+            reason = (
+                f"is built with CUDA {cuda.short}, older than {gpu.name} ({row['name']}, "
+                f"sm_{gpu.cc.major}{gpu.cc.minor}, first supported by CUDA {first.short}): it has "
+                "no native code for it, only PTX (if the build carries any) could run there"
+            )
+            return reason, ctx.kb.cite("archs", row)
+    return None, None
+
+
+def _arch_finding(
+    ctx: Context, fw: FrameworkBuild, reason: str, where: str, severity: str = "error"
+) -> Finding:
     fix = None
-    if newest:
-        fix = Fix(
-            summary=f"Install {newest[0]}: the newest build that has code for this GPU.",
-            commands=newest[1],
-            installer=ctx.installer_for("torch"),
-        )
+    if fw.name == "torch":
+        fix = _arch_torch_fix(ctx, fw)
     return Finding(
         rule="gpu-arch-unsupported",
         cause="gpu_arch_unsupported",
-        severity="error",
+        severity=severity,
         layer=f"framework:{fw.name}",
         title=f"{fw.name} {fw.version} {reason}",
         why="A build runs on a GPU only if it holds SASS for the GPU's architecture (same major, "
         "equal or lower minor) or PTX that the driver can compile for it; otherwise kernels fail "
         'with "no kernel image is available for execution on the device".',
         evidence=(
-            _build_evidence(fw),
+            build_evidence(fw),
             Evidence("compiled architectures", reason, where),
-            *(Evidence("GPU", f"{g.name} (cc {g.cc})", g.source) for g in ctx.gpus),
+            *(Evidence("GPU", f"{g.name} (cc {g.cc or '?'})", g.source) for g in ctx.gpus),
         ),
         fix=fix,
+    )
+
+
+def _arch_torch_fix(ctx: Context, fw: FrameworkBuild) -> Fix | None:
+    """Another build of the installed release when one covers every GPU (2.8.0 cu126 for a
+    Pascal card under 2.8.0 cu128), else the newest release that does."""
+    base = release_of(fw.version)
+    same = planned_install(ctx, [f"torch=={base}"]) if base else None
+    if same is not None and same.choice.build != fw.variant:
+        return Fix(
+            f"Install {same.summary}: the same release, built with code for this GPU.",
+            same.commands,
+            same.installer,
+        )
+    newest = planned_install(ctx, ["torch"])
+    if newest is None:
+        return None
+    return Fix(
+        f"Install {newest.summary}: the newest build that has code for this GPU.",
+        newest.commands,
+        newest.installer,
     )
 
 
@@ -356,7 +248,7 @@ def rule_python_range(ctx: Context) -> list[Finding]:
         row = torch_release(ctx.kb, fw.version)
         if row is None:
             continue
-        low, high = _version_tuple(str(row["python_min"])), _version_tuple(str(row["python_max"]))
+        low, high = version_tuple(str(row["python_min"])), version_tuple(str(row["python_max"]))
         if low <= ctx.python <= high:
             continue
         findings.append(
@@ -369,7 +261,7 @@ def rule_python_range(ctx: Context) -> list[Finding]:
                 f"{row['python_max']}; this env runs {ctx.python[0]}.{ctx.python[1]}",
                 why="No official wheels exist for this combination; a build from source or a "
                 "mislabelled wheel may break at import or at run time.",
-                evidence=(_build_evidence(fw),),
+                evidence=(build_evidence(fw),),
                 citations=(ctx.kb.cite("torch", row),),
             )
         )

@@ -137,4 +137,9 @@ def build_layers(ctx: Context, findings: Sequence[Finding]) -> tuple[Layer, ...]
         layers.append(
             Layer(key.split(":", 1)[1], key, _verdict(key, findings, "ok"), "compiled extension")
         )
+    # every finding is shown on a floor: one whose floor the stack lacks gets its own
+    shown = {layer.key for layer in layers}
+    for key in dict.fromkeys(f.layer for f in findings if f.layer not in shown):
+        name = key.split(":", 1)[-1]
+        layers.append(Layer(name, key, _verdict(key, findings, "unknown"), "see the findings"))
     return tuple(layers)

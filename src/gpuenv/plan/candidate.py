@@ -21,9 +21,9 @@ from gpuenv.kb.query.cuda import (
 )
 from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection
 from gpuenv.plan.request import Want
-from gpuenv.plan.target import Target
+from gpuenv.plan.target import GpuFloor, Target
 from gpuenv.plan.wheels import version_key
-from gpuenv.versions import ComputeCapability, CudaVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 
 
 @dataclass(frozen=True)
@@ -174,11 +174,28 @@ def _driver(candidate: Candidate, target: Target) -> list[Rejection]:
     if candidate.cuda is None:
         return []
     support = target.driver_support(candidate.cuda)
-    if support is None or support.ok is not False:
+    floor = _gpu_floor_unmet(target)
+    if (support is None or support.ok is not False) and floor is None:
         return []
-    need = f"needs driver ≥ {support.min_driver}" if support.min_driver else "needs a newer driver"
-    reason = f"built for CUDA {candidate.cuda.short}, {need}; you have {target.driver}"
-    return [candidate.reject("driver", reason, str(support.min_driver or ""))]
+    reasons, needs = [], []
+    if support is not None and support.ok is False:
+        need = f"needs driver ≥ {support.min_driver}" if support.min_driver else "a newer driver"
+        reasons.append(f"built for CUDA {candidate.cuda.short}, {need}")
+        needs.append(support.min_driver)
+    if floor is not None:
+        reasons.append(f"{floor.reason} (≥ {floor.driver})")
+        needs.append(floor.driver)
+    known = [n for n in needs if n is not None]
+    reason = f"{'; '.join(reasons)}; you have {target.driver}"
+    return [candidate.reject("driver", reason, str(max(known)) if known else "")]
+
+
+def _gpu_floor_unmet(target: Target) -> GpuFloor | None:
+    """The GPUs' driver floor when the target's driver is of an older branch."""
+    floor = target.gpu_floor
+    if floor is None or target.driver is None or target.jetson:
+        return None
+    return floor if target.driver.branch < floor.driver.branch else None
 
 
 def _arch(candidate: Candidate, target: Target) -> list[Rejection]:
@@ -255,6 +272,9 @@ def to_choice(
 ) -> PackageChoice:
     support = target.driver_support(candidate.cuda) if candidate.cuda else None
     min_driver = min_driver_for(target, candidate.cuda) if candidate.cuda else None
+    floor = target.gpu_floor
+    if min_driver and floor and floor.driver > (DriverVersion.parse(min_driver) or floor.driver):
+        min_driver = str(floor.driver)  # an older driver does not know the GPU
     return PackageChoice(
         name=candidate.name,
         version=candidate.version,

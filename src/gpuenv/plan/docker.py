@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from gpuenv.errors import GpuenvError
 from gpuenv.kb import Row
 from gpuenv.kb.query.containers import image_tag, parse_require_cuda
-from gpuenv.plan.model import Container, EnvPlan, Rejection
+from gpuenv.plan.model import Container, EnvPlan, PackageChoice, Rejection
 from gpuenv.plan.target import Target, python_tuple
 from gpuenv.versions import CudaVersion
 
@@ -121,22 +121,76 @@ def _dotted(distro: str) -> str:
 
 
 def finish_container(target: Target, choice: ImageChoice, envs: Sequence[EnvPlan]) -> Container:
-    """The image tag: 'base' when the wheels bring their CUDA libraries, 'cudnn-runtime' when a
-    package needs CUDA and cuDNN from the system."""
-    needs_system = any(p.system_needs for env in envs for p in env.packages)
-    flavor = "cudnn-runtime" if needs_system else "base"
+    """The image tag: 'base' when the wheels bring their CUDA libraries; when a package needs
+    CUDA and cuDNN from the system, an image that carries the ones it was built for (TensorFlow
+    2.13 needs CUDA 11.x with cuDNN 8: a CUDA 12 image does not load it)."""
+    needs = [p for env in envs[:1] for p in env.packages if p.system_needs and p.cuda]
+    cuda, require, flavor, why = choice.cuda, choice.require_cuda, "base", choice.why
+    if needs:
+        found = _system_image(target, choice.distro, needs)
+        if found is not None:
+            cuda, require, flavor = found
+            shown = ", ".join(f"{p.name} (CUDA {p.cuda}, cuDNN {p.cudnn or '?'})" for p in needs)
+            why = f"{why}, with the CUDA and cuDNN that {shown} needs from the system"
+        else:
+            why = (
+                f"{why}; no NVIDIA CUDA image this driver runs carries the CUDA and cuDNN that "
+                + ", ".join(p.name for p in needs)
+                + " needs: install them in the image yourself"
+            )
     os_tag = "ubuntu" + _dotted(choice.distro)
-    tag = image_tag(target.kb, str(choice.cuda), flavor, os_tag)
-    image = f"{IMAGE}:{tag}" if tag else f"{IMAGE}:{choice.cuda}-{flavor}-{os_tag}"
+    tag = image_tag(target.kb, str(cuda), "base", os_tag) if flavor == "base" else None
+    image = f"{IMAGE}:{tag}" if tag else f"{IMAGE}:{cuda}-{flavor}-{os_tag}"
     return Container(
         image=image,
-        cuda=choice.cuda.short,
+        cuda=cuda.short,
         distro=os_tag,
         python=choice.python,
-        require_cuda=choice.require_cuda,
-        why=choice.why,
+        require_cuda=require,
+        why=why,
         rejected=choice.rejected,
     )
+
+
+def _system_image(
+    target: Target, distro: str, needs: Sequence[PackageChoice]
+) -> tuple[CudaVersion, str, str] | None:
+    """The newest image the driver runs, on the env's distro, whose CUDA is of each package's
+    major (and not older) and whose cuDNN major is the one each package was built with:
+    (its CUDA, its NVIDIA_REQUIRE_CUDA, the flavor part of its tag)."""
+    arch = _ARCH.get(target.platform, "x86_64")
+    for row in _image_rows(target, arch):
+        cuda = CudaVersion.parse(str(row["cuda"]))
+        cudnn = _image_cudnn(cuda) if cuda else None
+        if cuda is None or cudnn is None or distro not in [str(d) for d in row["distros"]]:
+            continue
+        if _refused(target, str(row["require_cuda"]), cuda) or not all(
+            _serves(cuda, cudnn[0], p) for p in needs
+        ):
+            continue
+        return cuda, str(row["require_cuda"]), f"{cudnn[1]}-runtime"
+    return None
+
+
+def _serves(cuda: CudaVersion, cudnn_major: int, package: PackageChoice) -> bool:
+    wanted = CudaVersion.parse(package.cuda)
+    if wanted is None or cuda.major != wanted.major or cuda.minor < wanted.minor:
+        return False
+    return not package.cudnn or package.cudnn.split(".")[0] == str(cudnn_major)
+
+
+def _image_cudnn(cuda: CudaVersion) -> tuple[int, str] | None:
+    """The cuDNN major of NVIDIA's cuDNN images of a CUDA release and how their tags name it
+    (the image repository's doc/supported-tags.md): up to 12.2 'cudnn8' (cuDNN 8), 12.3
+    'cudnn9', from 12.4.1 plain 'cudnn' (cuDNN 9); 12.4.0 and 12.5 have no cuDNN images."""
+    release = (cuda.major, cuda.minor)
+    if release <= (12, 2):
+        return 8, "cudnn8"
+    if release == (12, 3):
+        return 9, "cudnn9"
+    if release == (12, 5) or (release == (12, 4) and not cuda.patch):
+        return None
+    return 9, "cudnn"
 
 
 def with_python_note(container: Container, wanted: str | None) -> tuple[str, ...]:

@@ -7,6 +7,7 @@ from gpuenv.kb.query.cuda import MVC, coverage
 from gpuenv.plan.model import Plan
 from gpuenv.plan.request import Request
 from gpuenv.plan.target import Target
+from gpuenv.plan.wheels import version_key
 from gpuenv.versions import ComputeCapability, DriverVersion
 
 
@@ -19,9 +20,31 @@ def plan_min_driver(plan: Plan) -> str | None:
 
 def plan_notes(plan: Plan, target: Target, request: Request) -> tuple[str, ...]:
     notes = list(request.notes)
+    notes += _outside_knowledge(plan, request)
     notes += _target_notes(plan, target)
     notes += _build_notes(plan, target)
     return tuple(dict.fromkeys(notes))
+
+
+def _outside_knowledge(plan: Plan, request: Request) -> list[str]:
+    """A constraint no release in the knowledge base meets (torch==1.13.1 where the tables start
+    at 2.0.0): say so, rather than leave 'nothing fits' to look like a verdict on the machine."""
+    out = []
+    for unplaced in plan.unplaced:
+        labels = {r.candidate for r in unplaced.rejected}
+        outside = {r.candidate for r in unplaced.rejected if r.rule == "constraint"}
+        if not labels or outside != labels:
+            continue
+        versions = sorted(
+            {label.split()[1] for label in labels if len(label.split()) > 1}, key=version_key
+        )
+        asked = ", ".join(w.raw for w in request.wants if w.framework == unplaced.package)
+        span = f" (it knows {versions[0]} to {versions[-1]})" if versions else ""
+        out.append(
+            f"No {unplaced.package} release in gpuenv's knowledge base satisfies {asked}{span}; "
+            "releases outside it are not planned."
+        )
+    return out
 
 
 def _target_notes(plan: Plan, target: Target) -> list[str]:

@@ -227,8 +227,7 @@ def _looks_like_path(text: str) -> bool:
 def _option(
     line: str, where: str, include: Include, depth: int, notes: list[str]
 ) -> Request | None:
-    flag, _, value = line.replace("=", " ", 1).partition(" ")
-    value = value.strip()
+    flag, value = _split_option(line)
     if flag in ("-r", "--requirement"):
         if depth >= MAX_DEPTH:
             raise GpuenvError(
@@ -245,6 +244,16 @@ def _option(
     else:
         notes.append(f"{where}: option {flag} dropped")
     return None
+
+
+def _split_option(line: str) -> tuple[str, str]:
+    """'--index-url=URL' and '-e git+URL#egg=name' -> (flag, value): only an '=' that ends the
+    flag itself separates them."""
+    head, _, rest = line.partition(" ")
+    if head.startswith("--") and "=" in head:
+        flag, _, inline = head.partition("=")
+        return flag, f"{inline} {rest}".strip()
+    return head, rest.strip()
 
 
 def _logical_lines(text: str) -> Iterable[tuple[int, str]]:

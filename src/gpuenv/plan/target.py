@@ -10,12 +10,28 @@ from gpuenv.diagnose.choose import platform_of
 from gpuenv.diagnose.context import Context, Gpu, build_context
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase, Row
-from gpuenv.kb.query.cuda import DriverSupport, driver_supports_cuda
+from gpuenv.kb.query.cuda import (
+    DriverSupport,
+    architecture,
+    driver_supports_cuda,
+    toolkit_min_driver,
+)
 from gpuenv.kb.query.jetson import jetpack_for_l4t, jetpack_row
 from gpuenv.plan.model import TargetSummary
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 
 _FIXED_DAY = datetime.date(2000, 1, 1)  # plans do not depend on today's date
+WHAT_IF = "what-if"  # the source of facts a what-if flag declared
+
+
+@dataclass(frozen=True)
+class GpuFloor:
+    """A driver no older than the one bundled with the first CUDA release that supports a GPU's
+    architecture: older drivers do not know the GPU (R535 cannot run an RTX 5090, whatever CUDA
+    the build was made with)."""
+
+    driver: DriverVersion
+    reason: str  # "NVIDIA GeForce RTX 5090 (Blackwell) needs a driver of CUDA 12.8 or newer"
 
 
 @dataclass(frozen=True)
@@ -26,6 +42,8 @@ class Target:
     gpus: tuple[Gpu, ...]  # every GPU the env must serve (reported, declared or on the bus)
     jetpack: Row | None
     wants_gpu: bool  # plan GPU builds: a GPU or a driver is known (and not macOS)
+    # the lowest driver every target GPU's architecture needs, and why (None: no GPU needs one)
+    gpu_floor: GpuFloor | None = None
     _driver_cache: dict[tuple[int, int], DriverSupport] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -71,7 +89,7 @@ class Target:
     @property
     def driver_os(self) -> str:
         """Whose numbering the driver version follows: under WSL2 it is the Windows driver's."""
-        return "windows" if self.os == "windows" or self.ctx.wsl else "linux"
+        return "windows" if self.os == "windows" else self.ctx.driver_os
 
     def with_python(self, python: tuple[int, int]) -> Target:
         return replace(self, python=python, _driver_cache={})
@@ -102,7 +120,24 @@ def read_target(snapshot: Snapshot, kb: KnowledgeBase) -> Target:
     python = ctx.python or (_jetpack_python(jetpack) if jetpack else None)
     if jetpack is not None:
         platform = "linux-aarch64"
-    return Target(ctx, platform, python, gpus, jetpack, wants_gpu)
+    floor = None if jetpack is not None else _gpu_floor(ctx, gpus, platform)
+    return Target(ctx, platform, python, gpus, jetpack, wants_gpu, floor)
+
+
+def _gpu_floor(ctx: Context, gpus: tuple[Gpu, ...], platform: str) -> GpuFloor | None:
+    """The highest of the drivers bundled with each GPU architecture's first CUDA release."""
+    driver_os = "windows" if platform.startswith("windows") else ctx.driver_os
+    found: list[GpuFloor] = []
+    for gpu in gpus:
+        if gpu in ctx.gpus and WHAT_IF not in (gpu.source, ctx.driver_source):
+            continue  # the driver itself reported this GPU: it knows it
+        row = architecture(ctx.kb, gpu.cc) if gpu.cc else None
+        first = CudaVersion.parse(str(row["first_cuda"])) if row and "first_cuda" in row else None
+        need = toolkit_min_driver(ctx.kb, first, driver_os) if row and first else None
+        if row and first and need:
+            why = f"{gpu.name} ({row['name']}) needs a driver of CUDA {first.short} or newer"
+            found.append(GpuFloor(need, why))
+    return max(found, key=lambda f: f.driver, default=None)
 
 
 def _jetpack_python(jetpack: Row) -> tuple[int, int] | None:

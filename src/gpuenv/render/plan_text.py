@@ -115,8 +115,8 @@ def _unplaced(plan: Plan) -> list[str]:
     for unplaced in plan.unplaced:
         lines.append(f"{unplaced.package}: nothing fits")
         lines += _rejections(unplaced.rejected, "  ") or ["  (no candidate in the knowledge base)"]
-    lines += _section("smallest change", [f"- {c.text}" for c in plan.changes])
-    return [*lines, ""]
+    changes = _section("smallest change", [f"- {c.text}" for c in plan.changes])
+    return [*lines, *changes] if changes else [*lines, ""]
 
 
 def _section(title: str, body: list[str]) -> list[str]:

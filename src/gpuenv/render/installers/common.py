@@ -7,6 +7,15 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from packaging.markers import Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+
 from gpuenv.plan.model import EnvPlan, PackageChoice, Plan
 
 
@@ -75,3 +84,60 @@ def pip_args(packages: Sequence[PackageChoice], env: EnvPlan) -> str:
     reqs = " ".join(q(r) for r in [p.requirement for p in packages] + list(env.carried))
     flags = " ".join(q(part) for line in index_lines(env) for part in line.split(" ", 1))
     return f"{reqs} {flags}".strip()
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A requirement line carried from the user's file, read for manifests that are not
+    requirements files (pyproject, pixi.toml): a PEP 508 requirement, or a local path and, for a
+    wheel or sdist file, the distribution it holds."""
+
+    text: str
+    requirement: Requirement | None = None
+    path: str | None = None
+    name: str | None = None  # of a local wheel/sdist file
+
+
+def carried(env: EnvPlan) -> list[Carried]:
+    out = []
+    for line in env.carried:
+        try:
+            out.append(Carried(line, requirement=Requirement(line)))
+        except InvalidRequirement:
+            out.append(Carried(line, path=line, name=_file_name(line)))
+    return out
+
+
+def _file_name(path: str) -> str | None:
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    try:
+        if base.endswith(".whl"):
+            return str(parse_wheel_filename(base)[0])
+        if base.endswith((".tar.gz", ".zip")):
+            return str(parse_sdist_filename(base)[0])
+    except (InvalidWheelFilename, InvalidSdistFilename):
+        return None
+    return None
+
+
+def marker_holds(plan: Plan, requirement: Requirement) -> bool:
+    """Does the requirement's environment marker hold on the plan's target?"""
+    if requirement.marker is None:
+        return True
+    return Marker(str(requirement.marker)).evaluate(_marker_environment(plan))
+
+
+def _marker_environment(plan: Plan) -> dict[str, str]:
+    os_name, _, arch = plan.target.platform.partition("-")
+    python = plan.target.python or "3.12"
+    return {
+        "python_version": python,
+        "python_full_version": f"{python}.0",
+        "sys_platform": {"windows": "win32", "macos": "darwin"}.get(os_name, os_name),
+        "platform_system": {"windows": "Windows", "macos": "Darwin"}.get(os_name, "Linux"),
+        "platform_machine": "AMD64" if os_name == "windows" else arch,
+        "os_name": "nt" if os_name == "windows" else "posix",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "extra": "",
+    }

@@ -4,7 +4,7 @@ the host driver), a venv with the image's Python, and the planned requirements i
 from __future__ import annotations
 
 from gpuenv.plan.model import Plan
-from gpuenv.render.installers.common import Rendered, env_file, header
+from gpuenv.render.installers.common import Rendered, carried, env_file, header
 from gpuenv.render.installers.pip import requirements_txt
 
 
@@ -47,10 +47,16 @@ def render_docker(plan: Plan) -> Rendered:
         "docker build -t gpu-env .",
         'docker run --rm --gpus all gpu-env python -c "import sys; print(sys.version)"',
     )
-    notes: tuple[str, ...] = ()
+    notes: list[str] = []
     if len(plan.envs) > 1:
-        notes = (
+        notes.append(
             "The plan needs several envs; this Dockerfile builds the first. Plan the others "
-            "in images of their own.",
+            "in images of their own."
         )
-    return Rendered(files=files, commands=commands, notes=notes)
+    local = [c.text for env in plan.envs[:1] for c in carried(env) if c.requirement is None]
+    if local:
+        notes.append(
+            "Local paths in the requirements are not in the image: COPY them in before the "
+            f"pip install line ({', '.join(local)})."
+        )
+    return Rendered(files=files, commands=commands, notes=tuple(notes))

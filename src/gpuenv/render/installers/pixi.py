@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+from packaging.utils import canonicalize_name
+
 from gpuenv.plan.model import EnvPlan, Plan
-from gpuenv.render.installers.common import Rendered, header, q
+from gpuenv.render.installers.common import Rendered, carried, header, marker_holds, q
 from gpuenv.render.installers.conda import cuda_version_pin
 
 PIXI_PLATFORMS = {
@@ -35,13 +37,14 @@ def pixi_toml(plan: Plan, env: EnvPlan) -> str:
             spec = package.conda
             build = f", build = {_s(spec.build)}" if spec.build else ""
             lines.append(f"{spec.name} = {{ version = {_s('==' + spec.version)}{build} }}")
-    lines += _pypi(env)
+    lines += _pypi(plan, env)
     return "\n".join(lines) + "\n"
 
 
-def _pypi(env: EnvPlan) -> list[str]:
+def _pypi(plan: Plan, env: EnvPlan) -> list[str]:
     wheels = [p for p in env.packages if p.conda is None]
-    if not wheels:
+    others = _carried(plan, env)
+    if not wheels and not others:
         return []
     out = ["", "[pypi-dependencies]"]
     for package in wheels:
@@ -50,8 +53,36 @@ def _pypi(env: EnvPlan) -> list[str]:
         )
         index = f", index = {_s(package.index_url)}" if package.index_url else ""
         out.append(f"{package.name} = {{ version = {_s('==' + package.version)}{extras}{index} }}")
+    out += others
     if env.find_links:
         out += ["", "[pypi-options]", f"find-links = [{', '.join(_fl(u) for u in env.find_links)}]"]
+    return out
+
+
+def _carried(plan: Plan, env: EnvPlan) -> list[str]:
+    """The user's other requirements as pixi writes them: markers are evaluated for the target
+    (pixi.toml has none); a folder gpuenv cannot name is left as a comment to fill in."""
+    out = []
+    planned = {canonicalize_name(p.name) for p in env.packages}
+    for line in carried(env):
+        req = line.requirement
+        name = req.name if req else line.name
+        if name and canonicalize_name(name) in planned:
+            out.append(f"# also planned above, so left out: {line.text}")
+            continue
+        if req is None:
+            if line.name is None:
+                out.append(f"# add by hand (its package name is not known): {line.text}")
+            else:
+                out.append(f"{line.name} = {{ path = {_s(line.text)} }}")
+            continue
+        if not marker_holds(plan, req):
+            continue
+        extras = (
+            f", extras = [{', '.join(_s(e) for e in sorted(req.extras))}]" if req.extras else ""
+        )
+        source = f"url = {_s(req.url)}" if req.url else f"version = {_s(str(req.specifier) or '*')}"
+        out.append(f"{req.name} = {{ {source}{extras} }}")
     return out
 
 

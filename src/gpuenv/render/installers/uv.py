@@ -7,7 +7,15 @@ from __future__ import annotations
 import json
 
 from gpuenv.plan.model import EnvPlan, Plan
-from gpuenv.render.installers.common import Rendered, env_file, header, q, requirement_lines
+from gpuenv.render.installers.common import (
+    Carried,
+    Rendered,
+    carried,
+    env_file,
+    header,
+    q,
+    requirement_lines,
+)
 from gpuenv.render.installers.pip import requirements_txt
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
@@ -54,23 +62,35 @@ def pyproject_fragment(plan: Plan, env: EnvPlan) -> str:
     lines = [header(plan).rstrip("\n"), "# merge into your pyproject.toml", "", "[project]"]
     if env.python:
         lines.append(f"requires-python = {_s(f'=={env.python}.*')}")
+    others = carried(env)
     lines.append("dependencies = [")
-    lines += [f"  {_s(r)}," for r in requirement_lines(env)]
+    lines += [f"  {_s(p.requirement)}," for p in env.packages]
+    lines += [f"  {_s(c.text if c.requirement else str(c.name))}," for c in others if _named(c)]
     lines.append("]")
+    lines += [
+        f"# add by hand (its package name is not known): {c.text}" for c in others if not _named(c)
+    ]
     names = _index_names(env)
-    if names:
+    paths = [c for c in others if c.requirement is None and c.name]
+    if names or paths:
         lines += ["", "[tool.uv.sources]"]
         lines += [
             f"{p.name} = [{{ index = {_s(names[p.index_url])} }}]"
             for p in env.packages
             if p.index_url
         ]
+        lines += [f"{c.name} = {{ path = {_s(c.text)} }}" for c in paths]
     for url, name in names.items():
         lines += ["", "[[tool.uv.index]]", f"name = {_s(name)}", f"url = {_s(url)}"]
         lines.append("explicit = true")
     if env.find_links:
         lines += ["", "[tool.uv]", f"find-links = [{', '.join(_s(u) for u in env.find_links)}]"]
     return "\n".join(lines) + "\n"
+
+
+def _named(line: Carried) -> bool:
+    """A PEP 508 requirement, or a local wheel/sdist whose name its file name gives."""
+    return line.requirement is not None or line.name is not None
 
 
 def _index_names(env: EnvPlan) -> dict[str, str]:
