@@ -577,3 +577,19 @@ def test_real_machine_finds_the_cuda_13_runtime() -> None:
     copies = [f for f in libs if f.soname == "libcudart.so.13" and f.problem is None]
     assert any(os.path.realpath(f.path) == os.path.realpath(wanted) for f in copies)
     assert sorted(f.load_rank for f in copies) == list(range(len(copies)))
+
+
+def test_an_empty_ld_library_path_entry_is_the_current_directory() -> None:
+    # `export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH` with nothing set before
+    # ends in ':', and glibc then searches the current directory first of the rest
+    machine = RecordedMachine(
+        files={"/work/proj/libcudart.so.12": "", "/usr/lib/x86_64-linux-gnu/libcudart.so.12": ""},
+        links={".": "/work/proj"},
+        env={"LD_LIBRARY_PATH": "/opt/none;/also/none:"},
+        commands={"ldconfig -p": {"stdout": ""}},
+    )
+    libs = [lib for lib in probe_libraries(machine, [], None) if lib.soname == "libcudart.so.12"]
+    assert [(lib.path, lib.origin, lib.load_rank) for lib in libs] == [
+        ("/work/proj/libcudart.so.12", "LD_LIBRARY_PATH", 0),
+        ("/usr/lib/x86_64-linux-gnu/libcudart.so.12", "system", 1),
+    ]

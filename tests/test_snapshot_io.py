@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -150,3 +154,41 @@ def test_missing_file_is_named(tmp_path: Path) -> None:
 def test_a_directory_is_not_a_snapshot(tmp_path: Path) -> None:
     with pytest.raises(GpuenvError, match="cannot read"):
         read_snapshot(tmp_path)
+
+
+def test_json_nested_too_deeply_is_a_bad_snapshot_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"host": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(GpuenvError, match=r"deep\.json: JSON nested too deeply"):
+        read_snapshot(path)
+
+
+@pytest.mark.skipif(
+    not hasattr(sys, "get_int_max_str_digits"), reason="this Python reads integers of any length"
+)
+def test_an_integer_of_thousands_of_digits_is_a_bad_snapshot(tmp_path: Path) -> None:
+    data = json.dumps(to_dict(full_snapshot())).replace('"index": 0', '"index": ' + "9" * 5000)
+    path = tmp_path / "big-int.json"
+    path.write_text(data)
+    with pytest.raises(GpuenvError) as caught:
+        read_snapshot(path)
+    assert caught.value.code == "bad-snapshot" and "big-int.json" in caught.value.message
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_pipe_is_read_only_up_to_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a pipe (or /dev/zero) has no size to check first; reading it whole might never end
+    monkeypatch.setattr("gpuenv.snapshot_io.MAX_SNAPSHOT_BYTES", 1024 * 1024)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError), pipe.open("wb") as out:
+            for _ in range(4):
+                out.write(b" " * 1024 * 1024)
+
+    threading.Thread(target=write, daemon=True).start()
+    with pytest.raises(GpuenvError, match="larger than 1 MiB"):
+        read_snapshot(pipe)

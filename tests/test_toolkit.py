@@ -389,3 +389,19 @@ def test_real_machine_nvcc_on_path() -> None:
     assert on_path[0].source == "nvcc"
     assert on_path[0].path == "/usr/local/cuda-13.0"
     assert [t.path for t in facts].count("/usr/local/cuda-13.0") == 1
+
+
+def test_a_cuda_home_link_loop_is_named_as_the_user_set_it() -> None:
+    # os.path.realpath gives up on a loop half-way ("/opt/loop/loop/a"): not a path to show
+    machine = _this_kind_of_machine(
+        env={"CUDA_HOME": "/opt/loop/a"}, links={"/opt/loop/a": "/opt/loop/loop/a"}
+    )
+    fact = next(t for t in probe_toolkits(machine) if t.source == "CUDA_HOME")
+    assert fact.path == "/opt/loop/a" and "no such directory" in (fact.problem or "")
+
+
+def test_a_chatty_nvcc_is_kept_as_evidence_only_in_part() -> None:
+    noise = NVCC_13 + "warning: something\n" * 200_000
+    machine = _this_kind_of_machine(commands={"nvcc --version": {"stdout": noise}})
+    [nvcc] = [t for t in probe_toolkits(machine) if t.on_path]
+    assert nvcc.toolkit_cuda == "13.0.88" and len(nvcc.raw or "") <= 2000

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from gpuenv.diagnose.findings import Diagnosis
+from gpuenv.errors import GpuenvError
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase, default_kb
 from gpuenv.probe.access import MachineAccess
@@ -23,9 +25,16 @@ def take_snapshot(
     kb: KnowledgeBase | None = None,
 ) -> Snapshot:
     """Facts about a machine: probed (this one, or `machine`), or read from `from_file`;
-    then what-if flags applied and identifiers redacted."""
+    then what-if flags applied and identifiers redacted.
+
+    `timeout` bounds each external command; the script run in the target interpreter, which
+    reads every installed distribution, gets three times as long."""
     from gpuenv.redact import redact_snapshot
 
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise GpuenvError("bad-argument", f"timeout {timeout!r}: expected seconds above 0")
+    if python is not None and not python.strip():
+        raise GpuenvError("bad-argument", "--python is empty: give the path of an interpreter")
     if from_file is not None:
         from gpuenv.snapshot_io import read_snapshot
 
@@ -33,7 +42,9 @@ def take_snapshot(
     else:
         from gpuenv.probe.run import ProbeOptions, here_names, probe_machine
 
-        options = ProbeOptions(interpreter=python, command_timeout=timeout)
+        options = ProbeOptions(
+            interpreter=python, command_timeout=timeout, python_timeout=3 * timeout
+        )
         snapshot = probe_machine(machine, options)
         if redact:
             snapshot = redact_snapshot(snapshot, here_names())

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -12,6 +15,20 @@ from gpuenv._version import __version__
 from gpuenv.errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, GpuenvError
 
 Handler = Callable[[argparse.Namespace], int]
+MAX_TIMEOUT_S = 3600.0
+
+
+def _seconds(text: str) -> float:
+    """--timeout: a positive, finite number of seconds (0, negative, nan and inf are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a number of seconds above 0 and at most {MAX_TIMEOUT_S:g}"
+        )
+    return value
 
 
 def _target_options(parser: argparse.ArgumentParser) -> None:
@@ -30,10 +47,11 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=10.0,
         metavar="S",
-        help="seconds each external command may take (default 10)",
+        help="seconds each external command may take (default 10; the target interpreter's "
+        "script 3 times as long)",
     )
     what_if = parser.add_argument_group("what-if (replace probed facts)")
     what_if.add_argument("--driver", metavar="VERSION", help="driver version, e.g. 535.183.01")
@@ -116,21 +134,22 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     from gpuenv.snapshot_io import snapshot_json
 
     snapshot = load_target(args)
-    text = snapshot_json(snapshot)
+    text = snapshot_json(snapshot) if args.output or args.json else ""
     if args.output:
         _write(args.output, text)
         print(f"snapshot written to {args.output}", file=sys.stderr)
     if args.json:
-        sys.stdout.write(text)
+        _emit(text)
     elif not args.output:
-        sys.stdout.write(render_snapshot(snapshot))
+        _emit(render_snapshot(snapshot))
     return EXIT_OK
 
 
 def _colour_wanted() -> bool:
-    import os
-
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    # NO_COLOR counts when it is set to something (no-color.org): NO_COLOR= leaves colour on
+    return (
+        sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+    )
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -143,11 +162,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     diagnosis = diagnose(snapshot, default_kb())
     code = EXIT_FINDINGS if diagnosis.has_error else EXIT_OK
     if args.json:
-        sys.stdout.write(render_json(diagnosis, snapshot, code))
+        _emit(render_json(diagnosis, snapshot, code))
     elif args.markdown:
-        sys.stdout.write(render_markdown(diagnosis, snapshot))
+        _emit(render_markdown(diagnosis, snapshot))
     else:
-        sys.stdout.write(render_text(diagnosis, snapshot, colour=_colour_wanted()))
+        _emit(render_text(diagnosis, snapshot, colour=_colour_wanted()))
     return code
 
 
@@ -162,9 +181,9 @@ def _cmd_kb_show(args: argparse.Namespace) -> int:
     }
     table = show(default_kb(), args.topic, filters, args.text)
     if args.json:
-        print(json.dumps(table_to_json(table), indent=2))
+        _emit(json.dumps(table_to_json(table), indent=2) + "\n")
     else:
-        sys.stdout.write(render_table(table))
+        _emit(render_table(table))
     return EXIT_OK
 
 
@@ -174,9 +193,9 @@ def _cmd_kb_audit(args: argparse.Namespace) -> int:
 
     report = audit(load_kb(strict=False))
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        _emit(json.dumps(report.to_dict(), indent=2) + "\n")
     else:
-        sys.stdout.write(render_audit(report))
+        _emit(render_audit(report))
     return EXIT_OK if report.ok else EXIT_FINDINGS
 
 
@@ -184,7 +203,7 @@ def _cmd_kb_refresh(args: argparse.Namespace) -> int:
     from gpuenv.kb.refresh import refresh
 
     report = refresh(packages=tuple(args.package) or None, out=args.out)
-    print(report.summary())
+    _emit(report.summary() + "\n")
     return EXIT_OK if not report.problems else EXIT_FINDINGS
 
 
@@ -193,6 +212,55 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise GpuenvError("cannot-write", f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _emit(text: str) -> None:
+    """Write to stdout. A reader that went away (`| head`) is not an error: the command goes on
+    and keeps its exit code; stdout that cannot be written (a full disk) is."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _drop_stdout()
+    except OSError as exc:
+        _drop_stdout()
+        raise GpuenvError(
+            "cannot-write", f"cannot write the output: {exc.strerror or exc}"
+        ) from None
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush does not fail again."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no file descriptor (captured output): nothing to flush
+        pass
+
+
+def _internal_error(exc: BaseException) -> GpuenvError:
+    """A bug in gpuenv, told in one line with the place it happened (no traceback)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    text = str(exc).splitlines()[0][:300] if str(exc) else ""
+    return GpuenvError(
+        "internal-error",
+        f"gpuenv failed: {type(exc).__name__}{where}" + (f": {text}" if text else ""),
+        hints=("this is a bug in gpuenv; please report it with the command you ran",),
+    )
+
+
+def _report(error: GpuenvError, as_json: bool) -> None:
+    """The error on stderr, and with --json on stdout too; where either is gone, the exit code
+    still tells."""
+    if as_json:
+        with contextlib.suppress(GpuenvError):
+            _emit(json.dumps(error.to_dict(), indent=2) + "\n")
+    with contextlib.suppress(OSError):
+        print(f"gpuenv: {error}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -205,15 +273,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except GpuenvError as error:
-        if getattr(args, "json", False):
-            print(json.dumps(error.to_dict(), indent=2))
-        print(f"gpuenv: {error}", file=sys.stderr)
+        _report(error, getattr(args, "json", False))
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("gpuenv: interrupted", file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:
+        _drop_stdout()
         return EXIT_OK
+    except Exception as exc:  # a bug: exit 2 with one clear line, never exit 1 ("findings")
+        _report(_internal_error(exc), getattr(args, "json", False))
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

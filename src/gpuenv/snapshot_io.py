@@ -6,6 +6,7 @@ names the file and the field (`gpus[1].index: expected an integer`), never a tra
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -291,22 +292,39 @@ def snapshot_from_dict(data: Any, name: str = "<snapshot>") -> Snapshot:
 def read_snapshot(path: Path) -> Snapshot:
     """Load a `--from` file: a snapshot document, or a doctor/plan --json output that holds one."""
     try:
-        size = path.stat().st_size
-        if size > MAX_SNAPSHOT_BYTES:
-            raise GpuenvError("bad-snapshot", f"{path}: {size} bytes is too large for a snapshot")
-        text = path.read_text(encoding="utf-8")
-    except GpuenvError:
-        raise
-    except UnicodeDecodeError:
-        raise GpuenvError("bad-snapshot", f"{path}: not a UTF-8 text file") from None
+        # read at most one byte past the limit: a pipe or /dev/zero has no size to check first
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
     except OSError as exc:
         raise GpuenvError("bad-snapshot", f"{path}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        limit = MAX_SNAPSHOT_BYTES // (1024 * 1024)
+        raise GpuenvError(
+            "bad-snapshot", f"{path}: larger than {limit} MiB, too large for a snapshot"
+        )
+    return _snapshot_from_text(_decode(data, path), path)
+
+
+def _decode(data: bytes, path: Path) -> str:
+    """UTF-8, with or without a byte-order mark; UTF-16 with one (PowerShell's `>` writes it)."""
+    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    try:
+        return data.decode("utf-16" if utf16 else "utf-8-sig")
+    except UnicodeDecodeError:
+        raise GpuenvError("bad-snapshot", f"{path}: not a UTF-8 text file") from None
+
+
+def _snapshot_from_text(text: str, path: Path) -> Snapshot:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise GpuenvError(
             "bad-snapshot", f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except RecursionError:
+        raise GpuenvError("bad-snapshot", f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer of thousands of digits (Python's conversion limit)
+        raise GpuenvError("bad-snapshot", f"{path}: not a snapshot: {exc}"[:300]) from None
     if isinstance(data, Mapping) and "snapshot" in data and "host" not in data:
         data = data["snapshot"]
     return snapshot_from_dict(data, path.name)

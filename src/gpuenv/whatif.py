@@ -7,6 +7,7 @@ Pure: a Snapshot and the knowledge base in, a Snapshot out. Replaced facts carry
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -47,18 +48,18 @@ class WhatIf:
 
     @property
     def any(self) -> bool:
-        return bool(
-            self.driver or self.gpus or self.python_version or self.platform or self.jetpack
-        )
+        # a flag given as "" is given: it is checked (and refused), not ignored
+        singles = (self.driver, self.python_version, self.platform, self.jetpack)
+        return bool(self.gpus) or any(v is not None for v in singles)
 
     def flags(self) -> tuple[str, ...]:
-        out = [f"--driver {self.driver}"] if self.driver else []
+        out = [f"--driver {self.driver}"] if self.driver is not None else []
         out += [f"--gpu {g}" for g in self.gpus]
-        if self.python_version:
+        if self.python_version is not None:
             out.append(f"--python-version {self.python_version}")
-        if self.platform:
+        if self.platform is not None:
             out.append(f"--platform {self.platform}")
-        if self.jetpack:
+        if self.jetpack is not None:
             out.append(f"--jetpack {self.jetpack}")
         return tuple(out)
 
@@ -74,15 +75,15 @@ def apply_what_if(snapshot: Snapshot, what_if: WhatIf, kb: KnowledgeBase) -> Sna
     if not what_if.any:
         return snapshot
     result = snapshot
-    if what_if.platform:
+    if what_if.platform is not None:
         result = _platform(result, what_if.platform)
-    if what_if.jetpack:
+    if what_if.jetpack is not None:
         result = _jetpack(result, what_if.jetpack, kb)
-    if what_if.driver:
+    if what_if.driver is not None:
         result = _driver(result, what_if.driver, kb)
     if what_if.gpus:
         result = _gpus(result, what_if.gpus, kb)
-    if what_if.python_version:
+    if what_if.python_version is not None:
         result = _python(result, what_if.python_version)
     return replace(result, overrides=result.overrides + what_if.flags())
 
@@ -105,8 +106,12 @@ def _platform(snapshot: Snapshot, platform: str) -> Snapshot:
     return replace(snapshot, host=host)
 
 
+# As nvidia-smi prints a driver version: 535.183.01, 551.78, or a bare branch (535); ASCII digits
+_DRIVER_TEXT = re.compile(r"[1-9][0-9]{0,2}(?:\.[0-9]{1,4}){0,2}")
+
+
 def _driver(snapshot: Snapshot, text: str, kb: KnowledgeBase) -> Snapshot:
-    version = DriverVersion.parse(text)
+    version = DriverVersion.parse(text) if _DRIVER_TEXT.fullmatch(text.strip()) else None
     if version is None:
         raise GpuenvError(
             "bad-argument",
@@ -157,8 +162,7 @@ def _gpus(snapshot: Snapshot, names: Sequence[str], kb: KnowledgeBase) -> Snapsh
 
 
 def _python(snapshot: Snapshot, version: str) -> Snapshot:
-    parts = version.split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+    if not re.fullmatch(r"[0-9]+\.[0-9]+(?:\.[0-9]+)?", version):
         raise GpuenvError("bad-argument", f"--python-version {version!r} is not like 3.11")
     env = snapshot.python_env or PythonEnvFacts(interpreter="(declared)", python_version=None)
     return replace(snapshot, python_env=replace(env, python_version=version))

@@ -14,14 +14,18 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 DEFAULT_TIMEOUT_S = 10.0
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# What a command may print on each stream; one that prints more is stopped and its output cut.
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+_CHUNK = 64 * 1024
 # How a recorded machine names gpuenv's own interpreter (children run `sys.executable -m ...`)
 GPUENV_PYTHON = "{gpuenv-python}"
 # The target-interpreter script starts with this line; recorded machines key it as SCRIPT_KEY.
@@ -39,10 +43,11 @@ class CommandResult:
     not_found: bool = False
     error: str | None = None  # OSError text when it could not start
     elapsed_s: float = 0.0
+    overflow: bool = False  # printed more than MAX_OUTPUT_BYTES: stopped, output cut there
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.overflow
 
     def problem(self) -> str | None:
         """A one-line reason when the command did not answer normally."""
@@ -51,6 +56,8 @@ class CommandResult:
             return f"{name} not found"
         if self.timed_out:
             return f"{name} timed out after {self.elapsed_s:.0f} s"
+        if self.overflow:
+            return f"{name} printed more than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB; stopped"
         if self.error:
             return f"{name} could not start: {self.error}"
         if self.returncode != 0:
@@ -102,6 +109,8 @@ def _c_locale_env(extra: Mapping[str, str] | None) -> dict[str, str]:
 class LiveMachine:
     """This machine, for real."""
 
+    output_limit = MAX_OUTPUT_BYTES  # bytes kept of each stream of a command
+
     def run(
         self,
         argv: Sequence[str],
@@ -122,12 +131,17 @@ class LiveMachine:
             )
         except FileNotFoundError:
             return CommandResult(args, None, not_found=True)
-        except OSError as exc:
-            return CommandResult(args, None, error=str(exc))
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+            return CommandResult(args, None, error=_start_error(args[0], exc))
+        data = stdin.encode() if stdin is not None else None
+        with _RUNNING_LOCK:
+            _RUNNING.add(proc)
         try:
-            out, err = proc.communicate(stdin.encode() if stdin is not None else None, timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            out, err, finished, overflow = _collect(proc, data, timeout, self.output_limit)
+        finally:
+            with _RUNNING_LOCK:
+                _RUNNING.discard(proc)
+        if not finished:
             return CommandResult(args, None, timed_out=True, elapsed_s=time.monotonic() - start)
         return CommandResult(
             args,
@@ -135,6 +149,7 @@ class LiveMachine:
             stdout=out.decode("utf-8", "replace"),
             stderr=err.decode("utf-8", "replace"),
             elapsed_s=time.monotonic() - start,
+            overflow=overflow,
         )
 
     def read_text(self, path: str, limit: int = MAX_FILE_BYTES) -> FileRead:
@@ -178,13 +193,100 @@ class LiveMachine:
         return platform.machine()
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+# Commands LiveMachine is waiting for, so that an interrupted probe can stop them at once
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def stop_running_commands() -> None:
+    """Kill every command a LiveMachine is waiting for: after Ctrl-C, the threads that wait for
+    them must not sit out their timeouts (each runs in its own session, out of the terminal's
+    reach)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _signal_group(proc)
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], data: bytes | None, timeout: float, limit: int
+) -> tuple[bytes, bytes, bool, bool]:
+    """Like `communicate`, but keeps at most `limit` bytes of each stream: a command that prints
+    more is killed (with its process group) instead of filling memory. Returns stdout, stderr,
+    whether it ended (with its output read) within `timeout`, and whether it printed too much."""
+    too_much = threading.Event()
+    sinks = (bytearray(), bytearray())
+
+    def pump(stream: IO[bytes], sink: bytearray) -> None:
+        read = getattr(stream, "read1", stream.read)  # read1: what is there, without waiting
+        with contextlib.suppress(OSError, ValueError):
+            for block in iter(lambda: read(_CHUNK), b""):
+                room = limit - len(sink)
+                sink += block[:room]
+                if len(block) > room:
+                    too_much.set()
+                    _signal_group(proc)
+                    return
+
+    workers = [
+        threading.Thread(target=pump, args=(stream, sink), daemon=True)
+        for stream, sink in ((proc.stdout, sinks[0]), (proc.stderr, sinks[1]))
+        if stream is not None
+    ]
+    if data is not None and proc.stdin is not None:
+        workers.append(threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True))
+    for worker in workers:
+        worker.start()
+    deadline = time.monotonic() + timeout
+    finished = True
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        finished = False
+    except BaseException:  # Ctrl-C: the command is in its own session and would live on
+        _kill_group(proc)
+        raise
+    for worker in workers:  # a child left behind may hold the pipes open past the deadline
+        worker.join(max(deadline - time.monotonic(), 0) if finished else 0)
+    if not finished or any(w.is_alive() for w in workers):
+        finished = False
+        _kill_group(proc)
+        for worker in workers:
+            worker.join(2)
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError, ValueError):
+                pipe.close()
+    # a command stopped for printing too much did end, by our hand
+    return bytes(sinks[0]), bytes(sinks[1]), finished or too_much.is_set(), too_much.is_set()
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        pipe.write(data)
+        pipe.close()
+
+
+def _signal_group(proc: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(proc.pid, 9)
-    except (OSError, AttributeError):
-        proc.kill()
+    except (OSError, AttributeError):  # Windows has no process groups to signal
+        with contextlib.suppress(OSError):
+            proc.kill()
+
+
+def _start_error(program: str, exc: Exception) -> str:
+    if isinstance(exc, PermissionError) and os.path.isdir(program):
+        return "it is a directory, not a program"
+    if isinstance(exc, PermissionError) and not os.access(program, os.X_OK):
+        return "it is not executable (no execute permission)"
+    return str(exc)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    _signal_group(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.communicate(timeout=2)
+        proc.wait(timeout=2)
 
 
 @dataclass

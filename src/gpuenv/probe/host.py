@@ -172,7 +172,7 @@ def _libc(machine: MachineAccess) -> Observation[str]:
     # musl's ldd prints its banner on stderr and exits 1
     value = parse_ldd_version(result.stdout or result.stderr)
     if value is not None:
-        first = (result.stdout or result.stderr).strip().splitlines()[0]
+        first = (result.stdout or result.stderr).strip().splitlines()[0][:200]
         return Observation(value, "ldd --version", first)
     for folder in LIBC_DIRS:
         real = machine.realpath(f"{folder}/libc.so.6")
@@ -324,4 +324,4 @@ def _rocm(machine: MachineAccess) -> Observation[str]:
     match = re.match(r"^\s*(\d+\.\d+(?:\.\d+)?)", read.text)
     if not match:
         return missing(ROCM_VERSION_FILE, "no version number", raw=read.text[:80])
-    return Observation(match.group(1), ROCM_VERSION_FILE, read.text.strip())
+    return Observation(match.group(1), ROCM_VERSION_FILE, read.text.strip()[:200])

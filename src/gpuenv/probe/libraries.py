@@ -210,9 +210,7 @@ def _linux_dirs(
     machine: MachineAccess, paths: PathStyle, sites: Sequence[str], conda_prefix: str | None
 ) -> list[_Dir]:
     """Where the loader looks, in its order; the ldconfig cache is the step _LDCONFIG_CACHE."""
-    ld_path = machine.environ().get("LD_LIBRARY_PATH", "")
-    # glibc expands $ORIGIN/$LIB/$PLATFORM in LD_LIBRARY_PATH; those entries are not listed here
-    before = [_Dir(d, "LD_LIBRARY_PATH") for d in paths.split_list(ld_path) if "$" not in d]
+    before = [_Dir(d, "LD_LIBRARY_PATH") for d in _ld_library_path(machine)]
     before += _pip_dirs(machine, paths, sites, "lib")
     if conda_prefix:
         before.append(
@@ -221,6 +219,17 @@ def _linux_dirs(
     triplet = _MULTIARCH.get(machine.machine().lower(), "x86_64-linux-gnu")
     defaults = ["/usr/local/cuda/lib64", f"/usr/lib/{triplet}", "/usr/lib64", "/usr/lib/wsl/lib"]
     return [*before, _LDCONFIG_CACHE, *(_Dir(d, _system_origin(d)) for d in defaults)]
+
+
+def _ld_library_path(machine: MachineAccess) -> list[str]:
+    """LD_LIBRARY_PATH's directories as glibc reads them: split at ':' and ';', and an empty
+    entry (a leading, trailing or doubled separator, which `export LD_LIBRARY_PATH=/x:$LD_...`
+    leaves when it was unset) is the current directory. glibc expands $ORIGIN, $LIB and
+    $PLATFORM; those entries are not listed here."""
+    value = machine.environ().get("LD_LIBRARY_PATH", "")
+    entries = re.split(r"[:;]", value) if value else []
+    here = machine.realpath(".") if "" in entries else "."
+    return [entry or here for entry in entries if "$" not in entry]
 
 
 def _windows_dirs(

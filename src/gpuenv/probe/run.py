@@ -8,12 +8,22 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from gpuenv._version import __version__
-from gpuenv.facts import BinaryArchFacts, PythonEnvFacts, Snapshot
-from gpuenv.probe.access import LiveMachine, MachineAccess
+from gpuenv.facts import (
+    BinaryArchFacts,
+    DriverFacts,
+    GpuFacts,
+    HostFacts,
+    PythonEnvFacts,
+    Snapshot,
+    missing,
+)
+from gpuenv.probe.access import LiveMachine, MachineAccess, stop_running_commands
 from gpuenv.probe.driver import probe_driver
 from gpuenv.probe.fatbin import scan_fatbin
 from gpuenv.probe.host import probe_host
@@ -23,6 +33,8 @@ from gpuenv.probe.target import TargetProbe, default_interpreter, probe_python_e
 from gpuenv.probe.toolkit import probe_toolkits
 
 __all__ = ["ProbeOptions", "here_names", "probe_machine"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,7 @@ def probe_machine(
     access = machine or LiveMachine()
     opts = options or ProbeOptions()
     interpreter = opts.interpreter or default_interpreter(access.environ(), access)
+    failed = _Failures()
     with ThreadPoolExecutor(max_workers=4) as pool:
         host_job = pool.submit(probe_host, access)
         driver_job = pool.submit(probe_driver, access, opts.command_timeout)
@@ -51,19 +64,36 @@ def probe_machine(
             if opts.probe_python
             else None
         )
-        host = host_job.result()
-        driver, gpus = driver_job.result()
-        toolkits = toolkit_job.result()
-        pci_gpus = pci_job.result()
-        target = target_job.result() if target_job else None
+        try:
+            host = failed.settle("host", host_job.result, _no_host)
+            driver, gpus = failed.settle("driver", driver_job.result, _no_driver)
+            toolkits = failed.settle("toolkit", toolkit_job.result, lambda _: ())
+            pci_gpus = failed.settle("PCI", pci_job.result, lambda _: ())
+            target = (
+                failed.settle("Python environment", target_job.result, _no_target(interpreter))
+                if target_job
+                else None
+            )
+        except BaseException:  # Ctrl-C: end the commands now, not when they time out
+            stop_running_commands()
+            raise
     env = target.env if target else None
-    found = probe_libraries(
-        access, env.site_packages if env else (), _conda_prefix(env, access), opts.command_timeout
+    sites, conda = (env.site_packages if env else ()), _conda_prefix(env, access)
+    found = failed.settle(
+        "library",
+        lambda: probe_libraries(access, sites, conda, opts.command_timeout),
+        lambda _: (),
     )
     # Problems that name no library (an unlistable folder, ldconfig failing) are the probe's own.
     libraries = tuple(lib for lib in found if lib.soname)
     problems = tuple(f"{lib.path}: {lib.problem}" for lib in found if not lib.soname)
-    binaries = _scan(target, isinstance(access, LiveMachine)) if opts.scan_binaries else ()
+    live = isinstance(access, LiveMachine)
+    binaries = (
+        failed.settle("binary", lambda: _scan(target, live), lambda _: ())
+        if opts.scan_binaries
+        else ()
+    )
+    problems = tuple(failed.problems) + problems
     return Snapshot(
         host=host,
         driver=driver,
@@ -79,6 +109,38 @@ def probe_machine(
         captured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         gpuenv_version=__version__,
     )
+
+
+class _Failures:
+    """A probe that raises (a bug, or a machine stranger than the probe expected) must not take
+    the snapshot down: its facts become a stand-in that says so, and Snapshot.problems names it."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def settle(self, what: str, result: Callable[[], T], stand_in: Callable[[str], T]) -> T:
+        try:
+            return result()
+        except Exception as exc:
+            problem = f"the {what} probe failed: {type(exc).__name__}: {exc}"
+            self.problems.append(problem)
+            return stand_in(problem)
+
+
+def _no_host(problem: str) -> HostFacts:
+    return HostFacts(os=missing("host probe", problem), arch=missing("host probe", problem))
+
+
+def _no_driver(problem: str) -> tuple[DriverFacts, tuple[GpuFacts, ...]]:
+    return DriverFacts(versions=(missing("driver probe", problem),)), ()
+
+
+def _no_target(interpreter: str) -> Callable[[str], TargetProbe]:
+    def stand_in(problem: str) -> TargetProbe:
+        env = PythonEnvFacts(interpreter=interpreter, python_version=None, problems=(problem,))
+        return TargetProbe(env)
+
+    return stand_in
 
 
 def _conda_prefix(env: PythonEnvFacts | None, machine: MachineAccess) -> str | None:
@@ -104,10 +166,22 @@ def _scan(target: TargetProbe | None, live: bool) -> tuple[BinaryArchFacts, ...]
 
 
 def here_names() -> tuple[str, ...]:
-    """This machine's host and user names, for redaction."""
-    names = [os.environ.get("USER", ""), os.environ.get("USERNAME", "")]
+    """This machine's host and user names, for redaction: the login name even when USER is not
+    set (containers, cron), the user behind sudo, and a host name with and without its domain."""
+    names = [os.environ.get(key, "") for key in ("USER", "USERNAME", "LOGNAME", "SUDO_USER")]
+    names.append(_account_name())
     try:
-        names.append(os.uname().nodename)
+        host = os.uname().nodename
     except AttributeError:  # Windows
-        names.append(os.environ.get("COMPUTERNAME", ""))
-    return tuple(n for n in names if n and n not in ("root",))
+        host = os.environ.get("COMPUTERNAME", "")
+    names += [host, host.split(".")[0]]
+    return tuple(dict.fromkeys(n.strip() for n in names if n.strip() and n.strip() != "root"))
+
+
+def _account_name() -> str:
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError, AttributeError):  # Windows; a uid with no passwd entry
+        return ""

