@@ -10,6 +10,7 @@ from typing import Any
 from gpuenv.plan.model import FITS, NO_FIT, SPLIT, PackageChoice, Plan, Rejection, plan_to_dict
 from gpuenv.render.installers.common import Rendered, target_line
 from gpuenv.render.installers.conda import conda_spec
+from gpuenv.render.snapshot_text import printable
 
 SHOWN_REJECTIONS = 5
 
@@ -35,7 +36,9 @@ def render_plan_text(plan: Plan, rendered: Rendered, written: Sequence[str] = ()
         out += _section("written", [f"  {w}" for w in written])
     elif rendered.files:
         out += [f"files (write them with -o DIR): {', '.join(rendered.files)}", ""]
-    return "\n".join(out).rstrip("\n") + "\n"
+    # names from --from files and -r lines are untrusted: no control sequence reaches a terminal
+    lines = "\n".join(out).rstrip("\n").split("\n")
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _title(plan: Plan) -> str:
