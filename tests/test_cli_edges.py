@@ -197,3 +197,20 @@ def test_a_snapshot_saved_as_utf16_by_powershell_is_read(tmp_path: Path) -> None
     assert read_snapshot(path).gpus[0].compute_capability == "8.6"
     path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
     assert read_snapshot(path).gpus[0].compute_capability == "8.6"
+
+
+def test_a_failed_write_leaves_neither_the_file_nor_a_temporary_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from gpuenv import cli
+    from gpuenv.errors import GpuenvError
+
+    def refuse(*_args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(GpuenvError, match="No space left on device"):
+        cli._write(tmp_path / "snap.json", "{}")
+    assert list(tmp_path.iterdir()) == []

@@ -26,6 +26,7 @@ SCHEMA = json.loads(
 # The doctor's rules (error and warning severities, and information) each machine must give.
 EXPECTED_RULES = {
     "container_require_cuda": ["container-needs-newer-driver"],
+    "container_without_gpus": ["container-without-gpus"],
     "driver_not_loaded": ["driver-not-loaded"],
     "gtx1080ti_driver470": [],
     "h100_driver580": [],

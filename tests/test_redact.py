@@ -24,6 +24,12 @@ def test_uuids_serials_and_names_are_removed() -> None:
     assert "NVIDIA A100" in out and "/home/<user>/envs/x/bin/python" in out
 
 
+def test_uuid_prefixes_are_removed_but_words_are_not() -> None:
+    out = redact_text("CUDA_VISIBLE_DEVICES=GPU-5b2b9d3e,MIG-7c1a2b3d4e GPU-accelerated GPU-0")
+    assert "5b2b9d3e" not in out and "7c1a2b3d4e" not in out
+    assert "GPU-accelerated" in out and "GPU-0" in out
+
+
 def test_short_names_do_not_eat_versions() -> None:
     assert redact_text("driver 535.183.01 on ab", ["ab"]) == "driver 535.183.01 on ab"
     assert redact_text("host box7 driver 535", ["box7"]) == "host <redacted> driver 535"

@@ -208,9 +208,19 @@ def _cmd_kb_refresh(args: argparse.Namespace) -> int:
 
 
 def _write(path: Path, text: str) -> None:
+    """Write all or nothing: a full disk or an interrupt never leaves half a snapshot behind."""
+    import os
+    import tempfile
+
+    temp: str | None = None
     try:
-        path.write_text(text, encoding="utf-8")
+        handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temp, path)
     except OSError as exc:
+        if temp is not None:
+            Path(temp).unlink(missing_ok=True)
         raise GpuenvError("cannot-write", f"cannot write {path}: {exc.strerror or exc}") from None
 
 

@@ -19,6 +19,8 @@ _UUID = re.compile(
     r"\b(GPU|MIG|GI|CI)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
 )
 _MIG_OLD = re.compile(r"\bMIG-GPU-[0-9a-fA-F-]{36}/\d+/\d+\b")
+# CUDA_VISIBLE_DEVICES accepts any unique prefix of a UUID ("GPU-5b2b9d3e")
+_UUID_PREFIX = re.compile(r"\b(GPU|MIG)-[0-9a-fA-F]{6,}(?:-[0-9a-fA-F]{1,12}){0,4}\b")
 _SERIAL = re.compile(r"(?im)^(\s*(?:Serial Number|Board Part Number)\s*:\s*)(\S.*)$")
 _HOME = re.compile(r"(/home/|/Users/|[A-Za-z]:\\(?i:users)\\)([^/\\\s\"']+)")
 UUID_MARK = "<redacted-uuid>"
@@ -59,6 +61,7 @@ def redact_text(text: str, names: Iterable[str] = ()) -> str:
 def _redact(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
     text = _MIG_OLD.sub(f"MIG-{UUID_MARK}", text)
     text = _UUID.sub(lambda m: f"{m.group(1)}-{UUID_MARK}", text)
+    text = _UUID_PREFIX.sub(lambda m: f"{m.group(1)}-{UUID_MARK}", text)
     text = _SERIAL.sub(lambda m: m.group(1) + "<redacted>", text)
     text = _HOME.sub(lambda m: m.group(1) + "<user>", text)
     for pattern in patterns:

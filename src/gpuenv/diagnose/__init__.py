@@ -11,6 +11,7 @@ from gpuenv.diagnose.rules_builds import rule_cpu_only, rule_rocm_build
 from gpuenv.diagnose.rules_driver import (
     rule_branch_lifecycle,
     rule_container_require,
+    rule_container_without_gpus,
     rule_driver_lists_no_gpu,
     rule_driver_not_loaded,
     rule_driver_unresponsive,
@@ -50,6 +51,7 @@ RULES: tuple[Rule, ...] = (
     rule_driver_lists_no_gpu,
     rule_module_mismatch,
     rule_hidden_devices,
+    rule_container_without_gpus,
     rule_container_require,
     rule_cpu_only,
     rule_rocm_build,

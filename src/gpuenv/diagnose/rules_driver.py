@@ -257,6 +257,47 @@ def rule_module_mismatch(ctx: Context) -> list[Finding]:
     ]
 
 
+def rule_container_without_gpus(ctx: Context) -> list[Finding]:
+    """Inside a container the host's kernel module shows in /proc, but nothing of the NVIDIA
+    runtime was mounted: the container was started without its GPUs."""
+    container = ctx.snapshot.host.container.value
+    if not container or ctx.gpus or ctx.driver is None:
+        return []
+    if not (ctx.failure("nvml_unavailable") or ctx.failure("device_nodes_missing")):
+        return []
+    if any(o.value and "kernel" not in o.source for o in ctx.snapshot.driver.versions):
+        return []  # user-space driver libraries are here: another rule speaks
+    return [
+        Finding(
+            rule="container-without-gpus",
+            cause="container_driver_mismatch",
+            severity="error",
+            layer="driver",
+            title=f"This {container} container was started without GPU access",
+            why=f"The host's driver {ctx.driver} shows through /proc, but the container has no "
+            "NVIDIA device nodes and no driver libraries: the NVIDIA container runtime was not "
+            "asked to mount them.",
+            evidence=(
+                Evidence("kernel module", str(ctx.driver), ctx.driver_source),
+                *_driver_absence_evidence(ctx),
+            ),
+            fix=Fix(
+                summary="Start the container with the GPUs (the NVIDIA Container Toolkit must be "
+                "installed on the host).",
+                commands=(
+                    "docker run --gpus all ... IMAGE",
+                    "nvidia-ctk runtime configure --runtime=docker",
+                ),
+                installer="docker",
+                notes=(
+                    "Kubernetes: request the GPU as a resource (nvidia.com/gpu: 1) with the NVIDIA "
+                    "device plugin; Podman: --device nvidia.com/gpu=all (CDI).",
+                ),
+            ),
+        )
+    ]
+
+
 def rule_hidden_devices(ctx: Context) -> list[Finding]:
     hidden = ctx.failure("visible_devices_hide_all")
     if hidden is None:
