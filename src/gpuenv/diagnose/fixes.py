@@ -166,12 +166,6 @@ def planned_command(ctx: Context, planned: PlannedFix, python: str | None = None
     )
 
 
-def torch_install(ctx: Context, wants: Sequence[str]) -> tuple[str, tuple[str, ...]] | None:
-    """(summary, commands) of `planned_install` for torch."""
-    found = planned_install(ctx, wants, "torch")
-    return (found.summary, found.commands) if found else None
-
-
 def _conda_install(ctx: Context, packages: Sequence[PackageChoice]) -> str:
     prefix = ctx.snapshot.python_env.prefix if ctx.snapshot.python_env else None
     where = f" --prefix {_q(ctx, prefix)}" if prefix else ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from gpuenv.plan.model import RULES, Rejection, SmallestChange
+from gpuenv.plan.model import Rejection, SmallestChange
 from gpuenv.plan.target import Target
 from gpuenv.versions import DriverVersion
 
@@ -125,7 +125,3 @@ def _smaller(a: SmallestChange, b: SmallestChange) -> bool:
         da, db = DriverVersion.parse(a.value), DriverVersion.parse(b.value)
         return da is not None and db is not None and da < db
     return False
-
-
-def rule_order(rule: str) -> int:
-    return RULES.index(rule) if rule in RULES else len(RULES)
