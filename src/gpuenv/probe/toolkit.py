@@ -13,11 +13,11 @@ import json
 import ntpath
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpuenv.facts import ToolkitFacts
-from gpuenv.probe.access import CommandResult, MachineAccess
+from gpuenv.probe.access import MAX_FILE_BYTES, CommandResult, MachineAccess
 
 _NVCC_FULL = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V(\d+(?:\.\d+)+)")
 _NVCC_RELEASE = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+)")
@@ -337,34 +337,41 @@ def _read_version(
     return None, notes
 
 
+def _version_file(
+    machine: MachineAccess,
+    path: str,
+    parse: Callable[[str], str | None],
+    empty_note: str,
+    notes: list[str],
+    limit: int = MAX_FILE_BYTES,
+) -> _Version | None:
+    """A toolkit's own version file: its version, or a note on why it gave none."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    read = machine.read_text(path, limit=limit)
+    if read.text is None:
+        if read.problem != "not found":
+            notes.append(f"{name}: {read.problem}")
+        return None
+    version = parse(read.text)
+    if version is None:
+        notes.append(f"{name}: {empty_note}")
+        return None
+    return _Version(version, name, read.text.strip()[:2000])
+
+
 def _version_json(
     machine: MachineAccess, paths: PathStyle, root: str, notes: list[str]
 ) -> _Version | None:
-    read = machine.read_text(paths.join(root, "version.json"))
-    if read.text is None:
-        if read.problem != "not found":
-            notes.append(f"version.json: {read.problem}")
-        return None
-    version = parse_version_json(read.text)
-    if version is None:
-        notes.append("version.json: no cuda version in it")
-        return None
-    return _Version(version, "version.json", read.text.strip()[:2000])
+    path = paths.join(root, "version.json")
+    return _version_file(machine, path, parse_version_json, "no cuda version in it", notes)
 
 
 def _version_txt(
     machine: MachineAccess, paths: PathStyle, root: str, notes: list[str]
 ) -> _Version | None:
-    read = machine.read_text(paths.join(root, "version.txt"), limit=4096)
-    if read.text is None:
-        if read.problem != "not found":
-            notes.append(f"version.txt: {read.problem}")
-        return None
-    version = parse_version_txt(read.text)
-    if version is None:
-        notes.append("version.txt: no 'CUDA Version' in it")
-        return None
-    return _Version(version, "version.txt", read.text.strip()[:2000])
+    path = paths.join(root, "version.txt")
+    empty = "no 'CUDA Version' in it"
+    return _version_file(machine, path, parse_version_txt, empty, notes, limit=4096)
 
 
 def _dist_info_version(
