@@ -48,3 +48,65 @@ def test_pure_module_does_not_touch_the_machine(path: Path) -> None:
             )
         if isinstance(node, ast.Attribute) and node.attr == "environ":
             raise AssertionError(f"{path.name} reads os.environ (line {node.lineno})")
+
+
+# -- the gateways: one way to run children, one way to read files, one way to write -----------
+
+ALL_FILES = sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+# Modules that may open files themselves, and why (everything else goes through edges/files.py
+# for reading and edges/output.py for writing).
+OPENS_FILES = {
+    "edges/files.py": "the file-reading gateway",
+    "edges/output.py": "the writing gateway",
+    "probe/_target.py": "runs inside the target interpreter, stdlib only (its own open_regular)",
+    "probe/nvml_child.py": "a child process reading /proc/self/maps",
+    "probe/access.py": "RecordedMachine loads test fixtures",
+    "probe/recording.py": "RecordingMachine writes a capture for tools/capture_machine.py",
+    "probe/target.py": "reads its own packaged script",
+    "kb/loader.py": "packaged knowledge-base files",
+    "kb/compiled.py": "packaged knowledge-base files",
+    "kb/refresh.py": "the maintainer's refresh reads the packaged table it rewrites",
+    "kb/toml_writer.py": "the maintainer's refresh writes packaged tables",
+}
+
+
+def _calls(tree: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                names.append(func.id)
+            elif isinstance(func, ast.Attribute):
+                names.append(_dotted(func))
+    return names
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(SRC).as_posix())
+def test_children_run_only_through_the_process_gateway(path: Path) -> None:
+    where = path.relative_to(SRC).as_posix()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imports = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imports |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    if where != "edges/process.py":
+        assert "subprocess" not in imports, f"{where} runs children outside edges/process.py"
+    calls = set(_calls(tree))
+    assert not calls & {"os.system", "os.popen", "os.spawnv", "os.execv"}, where
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=lambda p: p.relative_to(SRC).as_posix())
+def test_files_are_opened_only_through_the_gateways(path: Path) -> None:
+    where = path.relative_to(SRC).as_posix()
+    if where in OPENS_FILES:
+        return
+    calls = set(_calls(ast.parse(path.read_text(encoding="utf-8"))))
+    opened = calls & {"open", "os.open", "io.open", ".read_text", ".read_bytes", ".write_text"}
+    opened |= {c for c in calls if c.endswith((".read_text", ".read_bytes", ".write_text"))}
+    opened -= {"machine.read_text", "self._machine.read_text", "self.inner.read_text"}
+    assert not opened, f"{where} opens files itself ({sorted(opened)}); use gpuenv.edges"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import gpuenv.api
-import gpuenv.cli
 from gpuenv.cli import main
+from gpuenv.cli.options import detect_terminal
 from gpuenv.facts import DriverFacts, LibraryFacts, missing, to_dict
 from gpuenv.render.snapshot_text import render_snapshot
 from gpuenv.snapshot_io import read_snapshot
@@ -132,20 +132,33 @@ def test_an_error_told_as_json_still_reaches_stderr_when_stdout_is_full(
 ) -> None:
     monkeypatch.setattr("sys.stdout", _FullDisk())
     assert main(["doctor", "--json", "--from", str(tmp_path / "nothere.json")]) == 2
-    assert "nothere.json: cannot read" in capsys.readouterr().err
+    assert "nothere.json does not exist" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("no_color", "colour"), [(None, True), ("", True), ("1", False)])
-def test_no_color_counts_only_when_set_to_something(
-    no_color: str | None, colour: bool, monkeypatch: pytest.MonkeyPatch
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("choice", "env", "tty", "colour"),
+    [
+        ("auto", {}, True, True),
+        ("auto", {"NO_COLOR": ""}, True, True),  # set to nothing: does not count (no-color.org)
+        ("auto", {"NO_COLOR": "1"}, True, False),
+        ("auto", {"TERM": "dumb"}, True, False),
+        ("auto", {}, False, False),
+        ("auto", {"FORCE_COLOR": "1"}, False, True),
+        ("auto", {"FORCE_COLOR": "1", "NO_COLOR": "1"}, True, False),
+        ("always", {"NO_COLOR": "1"}, False, True),
+        ("never", {"FORCE_COLOR": "1"}, True, False),
+    ],
+)
+def test_colour_follows_the_flag_no_color_force_color_and_the_terminal(
+    choice: str, env: dict[str, str], tty: bool, colour: bool
 ) -> None:
-    monkeypatch.setattr("sys.stdout.isatty", lambda: True)
-    monkeypatch.delenv("TERM", raising=False)
-    if no_color is None:
-        monkeypatch.delenv("NO_COLOR", raising=False)
-    else:
-        monkeypatch.setenv("NO_COLOR", no_color)
-    assert gpuenv.cli._colour_wanted() is colour
+    stream = _Tty() if tty else io.StringIO()
+    assert detect_terminal(stream, choice, env).colour is colour
 
 
 @pytest.mark.parametrize(
@@ -162,10 +175,9 @@ def test_escape_sequences_in_a_snapshot_file_never_reach_the_terminal(
 
 
 def test_colour_codes_are_still_written_for_a_terminal(
-    hostile: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    hostile: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(gpuenv.cli, "_colour_wanted", lambda: True)
-    main(["doctor", "--from", str(hostile)])
+    main(["doctor", "--color", "always", "--from", str(hostile)])
     out = capsys.readouterr().out
     assert "\x1b[1m" in out and "\x1b]0;" not in out and "\x1b[8m" not in out
 
@@ -204,7 +216,7 @@ def test_a_failed_write_leaves_neither_the_file_nor_a_temporary_one(
 ) -> None:
     import os
 
-    from gpuenv import cli
+    from gpuenv.edges.output import write_file
     from gpuenv.errors import GpuenvError
 
     def refuse(*_args: object) -> None:
@@ -212,5 +224,5 @@ def test_a_failed_write_leaves_neither_the_file_nor_a_temporary_one(
 
     monkeypatch.setattr(os, "replace", refuse)
     with pytest.raises(GpuenvError, match="No space left on device"):
-        cli._write(tmp_path / "snap.json", "{}")
+        write_file(tmp_path / "snap.json", "{}")
     assert list(tmp_path.iterdir()) == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -11,26 +10,10 @@ import pytest
 from gpuenv import cli
 from gpuenv.errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
 from gpuenv.kb import default_kb
-from gpuenv.plan.cli_plan import add_plan_command
 from gpuenv.snapshot_io import snapshot_json
 from gpuenv.whatif import WhatIf, declared_snapshot
 
 RTX3090 = ["--driver", "535.183.01", "--gpu", "RTX 3090", "--python-version", "3.11"]
-
-
-@pytest.fixture(autouse=True)
-def plan_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Register `plan` on gpuenv's parser if cli.py does not (yet)."""
-    original = cli.build_parser
-
-    def build() -> argparse.ArgumentParser:
-        parser = original()
-        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        if "plan" not in commands.choices:
-            add_plan_command(commands)
-        return parser
-
-    monkeypatch.setattr(cli, "build_parser", build)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

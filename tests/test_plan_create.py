@@ -23,7 +23,6 @@ from gpuenv.facts import (
     Snapshot,
 )
 from gpuenv.plan.model import Plan
-from tests.test_plan_cli import plan_command  # noqa: F401  (registers `plan` on the CLI)
 from tests.test_plan_scenarios import Scenario, plan_for
 
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"

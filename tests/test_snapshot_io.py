@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
+from gpuenv.edges.files import LIMITS
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import (
     BinaryArchFacts,
@@ -147,7 +146,7 @@ def test_unreadable_files_give_clear_errors(tmp_path: Path, content: bytes, mess
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(GpuenvError, match=r"nothere\.json: cannot read"):
+    with pytest.raises(GpuenvError, match=r"nothere\.json does not exist"):
         read_snapshot(tmp_path / "nothere.json")
 
 
@@ -176,19 +175,22 @@ def test_an_integer_of_thousands_of_digits_is_a_bad_snapshot(tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_a_pipe_is_read_only_up_to_the_limit(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # a pipe (or /dev/zero) has no size to check first; reading it whole might never end
-    monkeypatch.setattr("gpuenv.snapshot_io.MAX_SNAPSHOT_BYTES", 1024 * 1024)
+def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    # opening a FIFO for reading blocks until someone writes: the gateway never opens it so
     pipe = tmp_path / "pipe"
     os.mkfifo(pipe)
-
-    def write() -> None:
-        with contextlib.suppress(BrokenPipeError), pipe.open("wb") as out:
-            for _ in range(4):
-                out.write(b" " * 1024 * 1024)
-
-    threading.Thread(target=write, daemon=True).start()
-    with pytest.raises(GpuenvError, match="larger than 1 MiB"):
+    with pytest.raises(GpuenvError, match="FIFO"):
         read_snapshot(pipe)
+
+
+def test_a_character_device_is_refused_not_read_until_memory_runs_out() -> None:
+    with pytest.raises(GpuenvError, match="character device"):
+        read_snapshot(Path("/dev/zero"))
+
+
+def test_a_file_over_the_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(LIMITS, "snapshot", 1024 * 1024)
+    path = tmp_path / "big.json"
+    path.write_bytes(b" " * (1024 * 1024 + 1))
+    with pytest.raises(GpuenvError, match="larger than 1 MiB"):
+        read_snapshot(path)

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-# Exit codes, for every command.
+# Exit codes, for every command (docs/cli.md lists them).
 EXIT_OK = 0  # nothing wrong found (or the command did what it was asked)
-EXIT_FINDINGS = 1  # at least one error finding (doctor, explain, check) or no plan fits
-EXIT_FAILED = 2  # gpuenv itself failed: bad arguments, unreadable --from file, broken KB
+EXIT_FINDINGS = 1  # an error finding (doctor), no cause found (explain), a check failed, no fit
+EXIT_FAILED = 2  # gpuenv itself failed: bad arguments, unreadable input, a write that failed
+EXIT_NO_GPU = 3  # check: no GPU to check (the frameworks were still imported and reported)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_TERMINATED = 143  # SIGTERM (128 + SIGTERM)
 
 
 class GpuenvError(Exception):

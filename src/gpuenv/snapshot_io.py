@@ -6,12 +6,12 @@ names the file and the field (`gpus[1].index: expected an integer`), never a tra
 
 from __future__ import annotations
 
-import codecs
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gpuenv.edges.files import decode_text, read_user_file
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import (
     SNAPSHOT_SCHEMA_VERSION,
@@ -32,7 +32,6 @@ from gpuenv.facts import (
 )
 
 T = TypeVar("T")
-MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 
 
 class _Bad(Exception):
@@ -290,28 +289,12 @@ def snapshot_from_dict(data: Any, name: str = "<snapshot>") -> Snapshot:
 
 
 def read_snapshot(path: Path) -> Snapshot:
-    """Load a `--from` file: a snapshot document, or a doctor/plan --json output that holds one."""
-    try:
-        # read at most one byte past the limit: a pipe or /dev/zero has no size to check first
-        with path.open("rb") as handle:
-            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
-    except OSError as exc:
-        raise GpuenvError("bad-snapshot", f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_SNAPSHOT_BYTES:
-        limit = MAX_SNAPSHOT_BYTES // (1024 * 1024)
-        raise GpuenvError(
-            "bad-snapshot", f"{path}: larger than {limit} MiB, too large for a snapshot"
-        )
-    return _snapshot_from_text(_decode(data, path), path)
+    """Load a `--from` file: a snapshot document, or a doctor/plan --json output that holds one.
 
-
-def _decode(data: bytes, path: Path) -> str:
-    """UTF-8, with or without a byte-order mark; UTF-16 with one (PowerShell's `>` writes it)."""
-    utf16 = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
-    try:
-        return data.decode("utf-16" if utf16 else "utf-8-sig")
-    except UnicodeDecodeError:
-        raise GpuenvError("bad-snapshot", f"{path}: not a UTF-8 text file") from None
+    Read through the file gateway: a regular file only (a FIFO or /dev/zero is refused at once),
+    at most 64 MiB, UTF-8 with or without a byte-order mark or UTF-16 with one."""
+    data = read_user_file(path, "snapshot", code="bad-snapshot")
+    return _snapshot_from_text(decode_text(data, str(path), code="bad-snapshot"), path)
 
 
 def _snapshot_from_text(text: str, path: Path) -> Snapshot:

@@ -7,9 +7,9 @@ The only planning code that runs commands; it lives outside plan/ so plan/ stays
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TextIO
 
 from gpuenv.apply.verify import Check, verify
+from gpuenv.edges import process
+from gpuenv.edges.output import write_file
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import Snapshot
 from gpuenv.plan.model import EnvPlan, Plan
@@ -46,28 +48,40 @@ class CreateResult:
 def run_streaming(
     argv: Sequence[str], timeout: float, progress: TextIO, extra_env: Mapping[str, str]
 ) -> int:
-    """Run a command, copying its output line by line to `progress`; 124 on timeout."""
-    env = {**os.environ, **extra_env}
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-            env=env,
-        )
-    except OSError as exc:
-        raise GpuenvError("cannot-run", f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        progress.write("    " + line)
-        progress.flush()
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return 124
+    """Run a command through the process gateway, copying its output to `progress` as it comes
+    (indented); 124 when it ran past `timeout` (its whole process group is killed then)."""
+    indent = _Indented(progress)
+    result = process.run_streaming(
+        argv, timeout=timeout, on_text=indent.write, env={**os.environ, **extra_env}
+    )
+    indent.close()
+    if result.not_found or result.error:
+        raise GpuenvError("cannot-run", f"cannot run {argv[0]}: {result.problem()}")
+    if result.stopped:
+        raise KeyboardInterrupt
+    return 124 if result.timed_out else (result.returncode or 0)
+
+
+class _Indented:
+    """Text written with four spaces before each line (the installer's own output)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.at_line_start = True
+
+    def write(self, text: str) -> None:
+        out = []
+        for piece in text.splitlines(keepends=True):
+            out.append(("    " if self.at_line_start else "") + piece)
+            self.at_line_start = piece.endswith(("\n", "\r"))
+        with contextlib.suppress(OSError, ValueError):
+            self.stream.write("".join(out))
+            self.stream.flush()
+
+    def close(self) -> None:
+        if not self.at_line_start:
+            with contextlib.suppress(OSError, ValueError):
+                self.stream.write("\n")
 
 
 def probe_env(interpreter: str) -> Snapshot:
@@ -222,10 +236,9 @@ def _write_beside(path: Path, name: str, text: str) -> Path:
 def _write_file(file: Path, text: str) -> Path:
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise GpuenvError("cannot-write", f"cannot write {file}: {exc.strerror or exc}") from None
-    return file
+    return write_file(file, text)
 
 
 def _install(

@@ -80,7 +80,8 @@ class Layer:
     key: str  # matches Finding.layer
     verdict: str  # "ok" | "warning" | "error" | "unknown" | "absent"
     summary: str
-    details: tuple[str, ...] = ()
+    details: tuple[str, ...] = ()  # everything, with full paths (doctor -v)
+    compact: tuple[str, ...] | None = None  # the default view's lines; None: the details
 
 
 @dataclass(frozen=True)

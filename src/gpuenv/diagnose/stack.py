@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Finding, Layer
+from gpuenv.facts import LibraryFacts
 
 _VERDICT = {"error": "error", "warning": "warning", "info": "ok"}
 
@@ -39,7 +40,12 @@ def _driver_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:
         )
     max_cuda = f", supports CUDA ≤ {ctx.driver_max_cuda.short}" if ctx.driver_max_cuda else ""
     return Layer(
-        "Driver", "driver", _verdict("driver", findings, "ok"), f"{ctx.driver}{max_cuda}", versions
+        "Driver",
+        "driver",
+        _verdict("driver", findings, "ok"),
+        f"{ctx.driver}{max_cuda}",
+        versions,
+        compact=(),
     )
 
 
@@ -55,7 +61,17 @@ def _libraries_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:
         _verdict("cuda-libraries", findings, default),
         summary,
         details,
+        compact=_grouped(first),
     )
+
+
+def _grouped(libraries: Sequence[LibraryFacts]) -> tuple[str, ...]:
+    """One line per place the libraries come from: "pip: libcudart.so.12 12.4.127, ..."."""
+    groups: dict[str, list[str]] = {}
+    for lib in libraries:
+        name = f"{lib.soname} {lib.version}" if lib.version else lib.soname
+        groups.setdefault(lib.origin, []).append(name)
+    return tuple(f"{origin}: {', '.join(names)}" for origin, names in groups.items())
 
 
 def _toolkit_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import urllib.error
 import urllib.request
@@ -30,6 +29,7 @@ from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from gpuenv._version import __version__
+from gpuenv.edges import process
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2"
 _MAX_BYTES = 64 * 1024 * 1024
@@ -102,12 +102,9 @@ def pip_index_url(python: str | None = None, timeout: float = 60.0) -> str:
 
 def _run_python(exe: str, args: list[str], timeout: float) -> str:
     env = {**os.environ, "LC_ALL": "C", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    try:
-        done = subprocess.run(
-            [exe, *args], capture_output=True, text=True, timeout=timeout, env=env, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise IndexUnavailable(f"cannot ask pip for its index URL: {exc}") from None
+    done = process.run([exe, *args], timeout=timeout, env=env)
+    if done.returncode is None:
+        raise IndexUnavailable(f"cannot ask pip for its index URL: {done.problem()}")
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         raise IndexUnavailable(f"`{exe} {' '.join(args[:3])}` failed: {tail[0]}")

@@ -24,11 +24,11 @@ CONDA_PLATFORMS = {
 }
 
 
-def conda_candidates(target: Target, framework: str) -> list[Candidate]:
+def conda_candidates(target: Target, framework: str) -> list[Candidate] | None:
+    """conda-forge builds of `framework`; None when the knowledge base holds none of it (the
+    plan then takes wheels, in a pip section)."""
     if framework != "torch":
-        from gpuenv.plan.sources import wheel_candidates
-
-        return wheel_candidates(framework, target)
+        return None
     rows = _builds(target)
     if not target.wants_gpu:
         builds = conda_pytorch_builds(target.kb)

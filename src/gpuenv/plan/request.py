@@ -7,6 +7,7 @@ a function that returns the text of an included file (`-r other.txt`).
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -87,9 +88,9 @@ class Request:
         return tuple(dict.fromkeys(w.framework for w in self.wants))
 
 
-def parse_want(text: str, origin: str = "argument") -> Want | None:
+def parse_want(text: str, origin: str = "argument", echo: bool = True) -> Want | None:
     """A requirement string -> a Want, or None when it is not a package gpuenv plans."""
-    requirement = _requirement(text, origin)
+    requirement = _requirement(text, origin, echo)
     name = canonicalize_name(requirement.name)
     framework = FRAMEWORKS.get(name)
     if framework is None:
@@ -111,18 +112,31 @@ def parse_want(text: str, origin: str = "argument") -> Want | None:
     )
 
 
-def _requirement(text: str, origin: str) -> Requirement:
+def _requirement(text: str, origin: str, echo: bool = True) -> Requirement:
     if len(text) > MAX_LINE:
         raise GpuenvError("bad-requirement", f"{origin}: a requirement of {len(text)} characters")
     try:
         return Requirement(text.strip())
     except InvalidRequirement as exc:
+        if not (echo and _REQUIREMENT_LIKE.fullmatch(text.strip())):
+            # a line of a file that is not a requirements file (an included -r /etc/shadow):
+            # say where, never what it holds
+            raise GpuenvError(
+                "bad-requirement",
+                f"{origin}: not a requirement (is this a requirements file?); the line is not "
+                "shown",
+                hints=("write requirements as pip does, e.g. torch or 'torch>=2.4,<2.7'",),
+            ) from None
         raise GpuenvError(
             "bad-requirement",
             f"{origin}: cannot read {_shown(text)} as a requirement",
             cause=str(exc).splitlines()[0] if str(exc) else None,
             hints=("write it as pip does, e.g. torch or 'torch>=2.4,<2.7'",),
         ) from None
+
+
+# What a mistyped requirement can look like; anything else may be content from another file.
+_REQUIREMENT_LIKE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._\-\[\],<>=!~;:'\"@/+*()]{0,200}")
 
 
 def _shown(text: str) -> str:
@@ -195,7 +209,7 @@ def parse_requirements(text: str, origin: str, include: Include, depth: int = 0)
             if included is not None:
                 parts.append(included)
             continue
-        _requirement_line(line, where, wants, carried, notes)
+        _requirement_line(line, where, wants, carried, notes, echo=depth == 0)
     parts.insert(0, Request(tuple(wants), tuple(carried), tuple(notes)))
     merged_wants = tuple(w for part in parts for w in part.wants)
     merged_carried = tuple(dict.fromkeys(c for part in parts for c in part.carried))
@@ -203,7 +217,12 @@ def parse_requirements(text: str, origin: str, include: Include, depth: int = 0)
 
 
 def _requirement_line(
-    line: str, where: str, wants: list[Want], carried: list[str], notes: list[str]
+    line: str,
+    where: str,
+    wants: list[Want],
+    carried: list[str],
+    notes: list[str],
+    echo: bool = True,
 ) -> None:
     text, _, options = line.partition(" --")
     if options:
@@ -211,10 +230,10 @@ def _requirement_line(
     if _looks_like_path(text):
         carried.append(text.strip())
         return
-    want = parse_want(text, where)
+    want = parse_want(text, where, echo)
     if want is None:
         # an unreadable line is an error, not a carried one; carried lines are normalised
-        carried.append(str(_requirement(text, where)))
+        carried.append(str(_requirement(text, where, echo)))
     else:
         wants.append(want)
 

@@ -40,7 +40,9 @@ def candidates_for(framework: str, target: Target, installer: str) -> list[Candi
     if installer in CONDA_LIKE:
         from gpuenv.plan.conda import conda_candidates
 
-        return conda_candidates(target, framework)
+        builds = conda_candidates(target, framework)
+        if builds is not None:
+            return builds
     return wheel_candidates(framework, target)
 
 

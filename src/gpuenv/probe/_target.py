@@ -24,10 +24,12 @@ if __name__ == "__main__" and sys.path and sys.path[0] in ("", "."):
     del sys.path[0]  # `-c` puts the working directory first; a json.py there must not shadow ours
 
 import ast  # noqa: E402
+import errno  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
 import re  # noqa: E402
+import stat  # noqa: E402
 from collections import OrderedDict  # noqa: E402
 
 PROBE_VERSION = 1
@@ -112,11 +114,26 @@ def clean(value):
     return value
 
 
+def open_regular(path):
+    """A file object for a regular file only. Opened without blocking and checked with fstat,
+    so a FIFO planted where a METADATA or RECORD file should be cannot hang the probe (the
+    same rule as gpuenv's own file gateway, which this stdlib-only script cannot import)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags | getattr(os, "O_NOCTTY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_bytes(path, limit=FILE_LIMIT, until=None):
     """Up to `limit` bytes; with `until`, stop early once that marker has been read."""
     chunks = []
     size = 0
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         while size < limit:
             chunk = handle.read(min(16384, limit - size))
             if not chunk:

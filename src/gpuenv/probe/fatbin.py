@@ -28,6 +28,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 
+from gpuenv.edges.files import NotRegular, open_regular
 from gpuenv.probe.objfile import (
     BytesReader,
     FileReader,
@@ -83,16 +84,14 @@ def scan_fatbin(path: str) -> FatbinScan:
     problem = not_scannable(path)
     if problem is not None:
         return _failed(path, "unknown", problem)
-    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        fd = os.open(path, flags)
+        fd = open_regular(path)  # swapped for a FIFO since the stat: refused, not waited on
+    except NotRegular:
+        return _failed(path, "unknown", "not a regular file")
     except OSError as exc:
         return _failed(path, "unknown", os_problem(exc))
     try:
-        reader = FileReader(fd)
-        if not reader.regular:  # swapped for something else since the stat
-            return _failed(path, "unknown", "not a regular file")
-        return _scan(reader, path)
+        return _scan(FileReader(fd), path)
     except OSError as exc:
         return _failed(path, "unknown", os_problem(exc))
     finally:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from gpuenv._version import __version__
+from gpuenv.edges import process
 from gpuenv.facts import (
     BinaryArchFacts,
     DriverFacts,
@@ -21,6 +22,7 @@ from gpuenv.facts import (
     HostFacts,
     PythonEnvFacts,
     Snapshot,
+    ToolkitFacts,
     missing,
 )
 from gpuenv.probe.access import LiveMachine, MachineAccess, stop_running_commands
@@ -54,29 +56,9 @@ def probe_machine(
     opts = options or ProbeOptions()
     interpreter = opts.interpreter or default_interpreter(access.environ(), access)
     failed = _Failures()
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        host_job = pool.submit(probe_host, access)
-        driver_job = pool.submit(probe_driver, access, opts.command_timeout)
-        toolkit_job = pool.submit(probe_toolkits, access, opts.command_timeout)
-        pci_job = pool.submit(probe_pci_gpus, access)
-        target_job = (
-            pool.submit(probe_python_env, access, interpreter, opts.python_timeout)
-            if opts.probe_python
-            else None
-        )
-        try:
-            host = failed.settle("host", host_job.result, _no_host)
-            driver, gpus = failed.settle("driver", driver_job.result, _no_driver)
-            toolkits = failed.settle("toolkit", toolkit_job.result, lambda _: ())
-            pci_gpus = failed.settle("PCI", pci_job.result, lambda _: ())
-            target = (
-                failed.settle("Python environment", target_job.result, _no_target(interpreter))
-                if target_job
-                else None
-            )
-        except BaseException:  # Ctrl-C: end the commands now, not when they time out
-            stop_running_commands()
-            raise
+    host, (driver, gpus), toolkits, pci_gpus, target = _independent(
+        access, opts, interpreter, failed
+    )
     env = target.env if target else None
     sites, conda = (env.site_packages if env else ()), _conda_prefix(env, access)
     found = failed.settle(
@@ -109,6 +91,49 @@ def probe_machine(
         captured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         gpuenv_version=__version__,
     )
+
+
+_Independent = tuple[
+    HostFacts,
+    tuple[DriverFacts, tuple[GpuFacts, ...]],
+    tuple[ToolkitFacts, ...],
+    tuple[GpuFacts, ...],
+    "TargetProbe | None",
+]
+
+
+def _independent(
+    access: MachineAccess, opts: ProbeOptions, interpreter: str, failed: _Failures
+) -> _Independent:
+    """The probes that need nothing from each other, side by side. On Ctrl-C the commands they
+    wait for are killed at once (and none is started), so the threads end within moments."""
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            host = pool.submit(probe_host, access)
+            driver = pool.submit(probe_driver, access, opts.command_timeout)
+            toolkits = pool.submit(probe_toolkits, access, opts.command_timeout)
+            pci = pool.submit(probe_pci_gpus, access)
+            target = (
+                pool.submit(probe_python_env, access, interpreter, opts.python_timeout)
+                if opts.probe_python
+                else None
+            )
+            try:
+                return (
+                    failed.settle("host", host.result, _no_host),
+                    failed.settle("driver", driver.result, _no_driver),
+                    failed.settle("toolkit", toolkits.result, lambda _: ()),
+                    failed.settle("PCI", pci.result, lambda _: ()),
+                    failed.settle("Python environment", target.result, _no_target(interpreter))
+                    if target
+                    else None,
+                )
+            except BaseException:
+                stop_running_commands()
+                raise
+    except BaseException:
+        process.allow_runs()  # the threads have ended: a caller that goes on may run commands
+        raise
 
 
 class _Failures:

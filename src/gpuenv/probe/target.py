@@ -85,7 +85,7 @@ def _run_problem(result: CommandResult, interpreter: str, timeout: float) -> str
         return f"{interpreter} timed out after {timeout:g} s"
     if result.error:
         return f"{interpreter} could not start: {result.error}"
-    if result.overflow:
+    if result.stopped:
         return result.problem()
     if result.returncode != 0:
         lines = [line for line in (result.stderr or result.stdout).splitlines() if line.strip()]

@@ -2,55 +2,46 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from gpuenv.diagnose.findings import Diagnosis, Finding
+from gpuenv._version import __version__
+from gpuenv.diagnose.findings import Diagnosis, Finding, Layer
 from gpuenv.facts import Snapshot, to_dict
-from gpuenv.render.snapshot_text import printable as _p
+from gpuenv.render.jsontext import json_text
+from gpuenv.render.layout import Doc, Line, blank, command, heading, line
+from gpuenv.render.layout import printable as _p
+from gpuenv.render.terminal import Terminal, to_text
 
 DOCTOR_SCHEMA = "gpuenv-doctor/1"
-_COLOURS = {
-    "error": "31",
-    "warning": "33",
-    "ok": "32",
-    "info": "36",
-    "absent": "90",
-    "unknown": "90",
-}
-_MARKS = {"error": "✗", "warning": "!", "ok": "✓", "info": "i", "absent": "-", "unknown": "?"}
+MARKS = {"error": "✗", "warning": "!", "ok": "✓", "info": "i", "absent": "-", "unknown": "?"}
+_STYLE = {"absent": "muted", "unknown": "muted"}
 
 
-class _Style:
-    def __init__(self, colour: bool) -> None:
-        self.colour = colour
-
-    def paint(self, word: str, kind: str) -> str:
-        if not self.colour or kind not in _COLOURS:
-            return word
-        return f"\033[{_COLOURS[kind]}m{word}\033[0m"
-
-    def bold(self, text: str) -> str:
-        return f"\033[1m{text}\033[0m" if self.colour else text
-
-
-def render_text(diagnosis: Diagnosis, snapshot: Snapshot, colour: bool = False) -> str:
-    style = _Style(colour)
-    out = [style.bold("gpuenv doctor") + _origin(snapshot), "", style.bold("Stack")]
+def doctor_doc(diagnosis: Diagnosis, snapshot: Snapshot, verbose: bool = False) -> Doc:
+    """The doctor's report: the stack, then the findings, most important first."""
+    doc: Doc = [line(("gpuenv doctor", "heading"), _origin(snapshot)), blank(), heading("Stack")]
+    width = max((len(layer.name) for layer in diagnosis.layers), default=0) + 2
     for layer in diagnosis.layers:
-        mark = style.paint(f"{_MARKS.get(layer.verdict, '?')} {layer.verdict:<7}", layer.verdict)
-        out.append(f"  {mark} {_p(layer.name):<16} {_p(layer.summary)}")
-        out += [f"              {_p(d)}" for d in layer.details]
-    out.append("")
+        doc += _layer_lines(layer, width, verbose)
+    doc.append(blank())
     if not diagnosis.findings:
-        out.append("No problems found.")
+        doc.append(line("No problems found."))
     for number, finding in enumerate(diagnosis.findings, start=1):
-        out += _finding_text(number, finding, style)
+        doc += finding_lines(number, finding)
     errors = sum(f.severity == "error" for f in diagnosis.findings)
     warnings = sum(f.severity == "warning" for f in diagnosis.findings)
-    out.append(f"{errors} error(s), {warnings} warning(s).")
-    return "\n".join(out) + "\n"
+    doc.append(line(f"{errors} error(s), {warnings} warning(s)."))
+    return doc
+
+
+def _layer_lines(layer: Layer, width: int, verbose: bool) -> Doc:
+    style = _STYLE.get(layer.verdict, layer.verdict)
+    mark = f"{MARKS.get(layer.verdict, '?')} {layer.verdict:<7} "
+    head = line((mark, style), f"{layer.name:<{width}}", layer.summary, indent=2)
+    head = Line(head.spans, head.indent, len(mark) + width)
+    shown = layer.details if verbose or layer.compact is None else layer.compact
+    return [head, *(line(d, indent=2 + len(mark)) for d in shown)]
 
 
 def _origin(snapshot: Snapshot) -> str:
@@ -59,29 +50,50 @@ def _origin(snapshot: Snapshot) -> str:
         parts.append(snapshot.origin)
     if snapshot.overrides:
         parts.append("what-if: " + " ".join(snapshot.overrides))
-    return f" ({_p('; '.join(parts))})" if parts else ""
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _finding_text(number: int, finding: Finding, style: _Style) -> list[str]:
-    head = style.paint(_p(finding.severity.upper()), finding.severity)
-    out = [
-        f"{number}. {head} [{_p(finding.cause)}] {style.bold(_p(finding.title))}",
-        f"   why: {_p(finding.why)}",
+def finding_lines(number: int, finding: Finding) -> Doc:
+    """One finding: its title with rule id and cause, why, evidence, the fix and its commands."""
+    lead = f"{number}. "
+    doc: Doc = [
+        line(
+            lead,
+            (finding.severity.upper(), finding.severity),
+            f" [{finding.rule} · {finding.cause}] ",
+            (finding.title, "bold"),
+            hang=len(lead),
+        ),
+        line("why: ", finding.why, indent=3),
     ]
     for ev in finding.evidence:
-        out.append(f"   evidence: {_p(ev.fact)} = {_p(ev.value)}  ({_p(ev.source)})")
+        doc.append(line("evidence: ", f"{ev.fact} = {ev.value}  ({ev.source})", indent=3))
     if finding.fix:
-        out.append(f"   fix: {_p(finding.fix.summary)}")
-        out += [f"     $ {_p(command)}" for command in finding.fix.commands]
-        out += [f"     note: {_p(note)}" for note in finding.fix.notes]
-    out += [f"   source: {_p(c)}" for c in finding.citations]
-    out.append("")
-    return out
+        doc.append(line("fix: ", finding.fix.summary, indent=3))
+        doc += [command(c, indent=5) for c in finding.fix.commands]
+        doc += [line("note: ", n, indent=5) for n in finding.fix.notes]
+    doc += [line("source: ", c, indent=3) for c in finding.citations]
+    doc.append(blank())
+    return doc
 
 
-def render_markdown(diagnosis: Diagnosis, snapshot: Snapshot) -> str:
+def render_text(
+    diagnosis: Diagnosis,
+    snapshot: Snapshot,
+    terminal: Terminal | None = None,
+    verbose: bool = False,
+) -> str:
+    return to_text(doctor_doc(diagnosis, snapshot, verbose), terminal or Terminal())
+
+
+def render_markdown(
+    diagnosis: Diagnosis, snapshot: Snapshot, command_line: str | None = None
+) -> str:
+    """A report to paste into an issue: what made it, the stack as a table, the findings."""
     out = [
         f"### gpuenv doctor{_origin(snapshot)}",
+        "",
+        _made_by(snapshot, command_line),
         "",
         "| floor | verdict | what |",
         "|---|---|---|",
@@ -103,6 +115,20 @@ def render_markdown(diagnosis: Diagnosis, snapshot: Snapshot) -> str:
     if not diagnosis.findings:
         out.append("No problems found.")
     return "\n".join(out) + "\n"
+
+
+def _made_by(snapshot: Snapshot, command_line: str | None) -> str:
+    host = snapshot.host
+    system = host.distro.value or host.os.value or "unknown OS"
+    env = snapshot.python_env
+    python = env.python_version if env and env.python_version else "unknown"
+    parts = [
+        f"gpuenv {snapshot.gpuenv_version or __version__}",
+        f"{system} {host.arch.value or ''}".strip(),
+        f"Python {python}",
+    ]
+    made = " · ".join(_p(part) for part in parts)
+    return made + (f" · {_code(command_line)}" if command_line else "")
 
 
 def _cell(text: str) -> str:
@@ -127,7 +153,4 @@ def doctor_document(diagnosis: Diagnosis, snapshot: Snapshot, exit_code: int) ->
 
 
 def render_json(diagnosis: Diagnosis, snapshot: Snapshot, exit_code: int) -> str:
-    return (
-        json.dumps(doctor_document(diagnosis, snapshot, exit_code), indent=2, ensure_ascii=False)
-        + "\n"
-    )
+    return json_text(doctor_document(diagnosis, snapshot, exit_code))

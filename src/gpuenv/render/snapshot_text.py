@@ -7,20 +7,13 @@ terminal as such.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from gpuenv.facts import GpuFacts, Observation, Snapshot
+from gpuenv.render.layout import printable
 
-# C0 and C1 controls (line breaks included), DEL, bidirectional overrides, line separators
-_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-
-
-def printable(value: object) -> str:
-    """`value` as one line of terminal text: controls shown as escapes (\\x1b, \\n), not sent."""
-    text = str(value)
-    return _UNPRINTABLE.sub(lambda m: ascii(m.group(0))[1:-1], text)
+__all__ = ["printable", "render_snapshot"]
 
 
 def _obs(label: str, obs: Observation[Any]) -> str:

@@ -8,23 +8,28 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuenv.errors import EXIT_FINDINGS, EXIT_OK, GpuenvError
+from gpuenv.cli.options import output_options, target_options
+from gpuenv.edges import output
+from gpuenv.edges.files import read_user_text
+from gpuenv.errors import EXIT_FINDINGS, EXIT_OK
 from gpuenv.plan.model import INSTALLERS
 
 if TYPE_CHECKING:
     from gpuenv.plan.model import Plan
     from gpuenv.plan.request import Request
 
-MAX_FILE_BYTES = 2_000_000
 # What-if flags that describe another machine: plan for it without probing this one.
 _DECLARING = ("driver", "gpu", "jetpack", "platform")
 
 
-def add_plan_command(subparsers: Any) -> None:
-    from gpuenv.cli import _output_options, _target_options
-
+def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
     parser = subparsers.add_parser(
-        "plan", help="choose versions that fit the machine; write what each installer reads"
+        "plan",
+        parents=[common],
+        help="choose versions that fit the machine; write what each installer reads",
+        description="Choose the versions of the frameworks asked for that fit this machine (or "
+        "a declared one) and each other, with the reason every other candidate was passed "
+        "over, written for the installer you use. Exit 0: it fits; 1: nothing fits.",
     )
     parser.add_argument(
         "wants", nargs="*", metavar="WANT", help='what to install: torch, "torch>=2.4,<2.7", jax'
@@ -50,8 +55,8 @@ def add_plan_command(subparsers: Any) -> None:
     parser.add_argument(
         "--existing-ok", action="store_true", help="with --create: install into an existing env"
     )
-    _target_options(parser)
-    _output_options(parser)
+    target_options(parser)
+    output_options(parser)
     parser.set_defaults(handler=cmd_plan)
 
 
@@ -76,12 +81,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def _print(
     args: argparse.Namespace, plan: Plan, rendered: Any, written: list[str], code: int
 ) -> None:
-    from gpuenv.render.plan_text import render_plan_json, render_plan_text
+    from gpuenv.render.plan_text import plan_document, render_plan_text
 
     if args.json:
-        sys.stdout.write(render_plan_json(plan, rendered, code))
+        output.emit_json(plan_document(plan, rendered, code))
     else:
-        sys.stdout.write(render_plan_text(plan, rendered, written))
+        output.emit(render_plan_text(plan, rendered, written))
 
 
 def read_request(wants: list[str], files: list[Path]) -> Request:
@@ -107,18 +112,8 @@ def _includer(folder: Path) -> Any:
 
 
 def _read(path: Path) -> str:
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise GpuenvError(
-                "bad-requirements-file", f"{path} is larger than {MAX_FILE_BYTES} bytes"
-            )
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GpuenvError("file-not-found", f"{path} does not exist") from None
-    except UnicodeDecodeError:
-        raise GpuenvError("bad-requirements-file", f"{path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise GpuenvError("cannot-read", f"cannot read {path}: {exc.strerror or exc}") from None
+    """A requirements file or pyproject: a regular file, UTF-8 (a byte-order mark is allowed)."""
+    return read_user_text(path, "requirements", code="bad-requirements-file")
 
 
 def _target(args: argparse.Namespace) -> Any:
@@ -153,32 +148,24 @@ def _default_installer(snapshot: Any) -> str:
 
 
 def _write(folder: Path, files: dict[str, str]) -> list[str]:
-    written = []
-    for name, text in files.items():
-        path = folder / name
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise GpuenvError(
-                "cannot-write", f"cannot write {path}: {exc.strerror or exc}"
-            ) from None
-        if name.endswith(".sh"):
-            path.chmod(0o755)
-        written.append(str(path))
-    return written
+    scripts = [name for name in files if name.endswith(".sh")]
+    return [str(path) for path in output.write_tree(folder, files, executable=scripts)]
 
 
 def _create(args: argparse.Namespace, plan: Plan) -> int:
     from gpuenv.apply import create_env
 
     result = create_env(plan, args.create, existing_ok=args.existing_ok)
-    out = sys.stderr if args.json else sys.stdout
-    out.write(f"\ncreated {result.path} ({result.tool}); checking it against the plan:\n")
+    lines = [f"\ncreated {result.path} ({result.tool}); checking it against the plan:"]
     for check in result.checks:
         mark = {True: "ok", False: "MISMATCH", None: "unknown"}[check.ok]
         found = check.found if check.found is not None else "-"
-        out.write(f"  {mark:<8} {check.package}: planned {check.expected}, found {found}\n")
+        lines.append(f"  {mark:<8} {check.package}: planned {check.expected}, found {found}")
     verdict = "matches the plan" if result.ok else "does NOT match the plan"
-    out.write(f"{result.path} {verdict}\n")
+    lines.append(f"{result.path} {verdict}")
+    if args.json:  # stdout holds the plan document
+        for text in lines:
+            output.say(text)
+    else:
+        output.emit("\n".join(lines) + "\n")
     return EXIT_OK if result.ok else EXIT_FINDINGS

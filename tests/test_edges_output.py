@@ -1,0 +1,241 @@
+"""The writing gateway: JSON is valid UTF-8 whatever the strings hold, text degrades to ASCII
+marks, a failed write is exit 2 in one line, files are written whole and never through a link
+or onto something that is not a regular file. Commands run as a user runs them (a child
+process) where the real standard streams matter."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuenv.cli import main
+from gpuenv.edges.output import encodable, write_file, write_tree
+from gpuenv.errors import GpuenvError
+from gpuenv.facts import to_dict
+from gpuenv.render.jsontext import json_text
+from tests.builders import dist, machine, torch_build
+
+HOSTILE = "torch\u202egpt\udcff\x85\x1b[2J"
+
+
+@pytest.fixture
+def snap(tmp_path: Path) -> Path:
+    """A snapshot on which the doctor finds an error (a CPU torch beside a usable GPU), with a
+    hostile package name (a bidi override, a lone surrogate, a C1 control, an escape)."""
+    snapshot = machine(
+        gpus=["RTX 3090"],
+        driver="535.183.01",
+        frameworks=[torch_build("2.4.1+cpu", None)],
+        dists=[dist("torch", "2.4.1+cpu"), dist(HOSTILE, "1.0")],
+    )
+    path = tmp_path / "snap.json"
+    path.write_text(json_text(to_dict(snapshot)), encoding="utf-8")
+    return path
+
+
+def _gpuenv(
+    *argv: str, env: dict[str, str] | None = None, **kwargs: object
+) -> subprocess.CompletedProcess[bytes]:
+    options: dict[str, object] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, "-m", "gpuenv", *argv],
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        check=False,
+        **options,
+    )
+
+
+def test_json_escapes_what_utf8_or_a_terminal_cannot_take_and_means_the_same_string() -> None:
+    text = json_text({"name": HOSTILE})
+    raw = text.encode("utf-8")  # a lone surrogate would raise here
+    assert "\\u202e" in text and "\\udcff" in text and "\\u0085" in text and "\\u001b" in text
+    assert "\u202e" not in text and "\x1b" not in text
+    assert json.loads(raw)["name"] == HOSTILE
+
+
+@pytest.mark.parametrize(
+    ("encoding", "expected"),
+    [
+        ("ascii", "+ ok >= 12.2 -> ... x"),
+        ("utf-8", "✓ ok ≥ 12.2 → … ✗"),
+        ("cp1252", "+ ok >= 12.2 -> ... x"),
+    ],
+)
+def test_text_degrades_to_ascii_marks_where_the_encoding_lacks_them(
+    encoding: str, expected: str
+) -> None:
+    assert encodable("✓ ok ≥ 12.2 → … ✗", encoding) == expected
+
+
+def test_doctor_json_in_process_is_valid_utf8_with_hostile_names(
+    snap: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["doctor", "--json", "--from", str(snap)]) == 1
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "\\u202e" in out
+    names = [d["name"] for d in json.loads(out)["snapshot"]["python_env"]["distributions"]]
+    assert HOSTILE in names
+
+
+@pytest.mark.real
+def test_an_ascii_terminal_gets_ascii_marks_not_an_internal_error(snap: Path) -> None:
+    done = _gpuenv("doctor", "--from", str(snap), env={"PYTHONIOENCODING": "ascii"})
+    out = done.stdout.decode("ascii")  # every byte is ASCII
+    assert done.returncode == 1, done.stderr
+    assert "+ ok" in out and "internal-error" not in done.stderr.decode()
+
+
+@pytest.mark.real
+def test_json_is_utf8_even_when_stdout_says_ascii(snap: Path) -> None:
+    done = _gpuenv("doctor", "--json", "--from", str(snap), env={"PYTHONIOENCODING": "ascii"})
+    assert done.returncode == 1
+    assert json.loads(done.stdout.decode("utf-8"))["exit_code"] == 1
+
+
+@pytest.mark.real
+def test_undecodable_bytes_in_the_environment_give_valid_json() -> None:
+    env = {**os.environ}
+    env_bytes = {k.encode(): v.encode() for k, v in env.items()}
+    env_bytes[b"CUDA_VISIBLE_DEVICES"] = b"\xff\xfe"
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuenv", "snapshot", "--json", "--timeout", "5"],
+        capture_output=True,
+        env=env_bytes,  # type: ignore[arg-type]
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout.decode("utf-8"))
+    assert document["host"]["env"]["CUDA_VISIBLE_DEVICES"] == "\udcff\udcfe"
+
+
+@pytest.mark.real
+def test_a_closed_stdout_is_exit_2_with_one_line(snap: Path) -> None:
+    done = _gpuenv("doctor", "--from", str(snap), stdout=None, preexec_fn=lambda: os.close(1))
+    err = done.stderr.decode()
+    assert done.returncode == 2
+    assert "standard output is closed" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.real
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "torch", "--json", "--gpu", "RTX 3090", "--driver", "535.183.01"],
+        ["plan", "torch", "--gpu", "RTX 3090", "--driver", "535.183.01"],
+        ["doctor", "--json", "--from", "{snap}"],
+        ["kb", "show", "gpu", "--json"],
+    ],
+    ids=" ".join,
+)
+def test_a_full_disk_is_exit_2_with_the_reason(argv: list[str], snap: Path) -> None:
+    with open("/dev/full", "wb") as full:
+        done = _gpuenv(*[a.replace("{snap}", str(snap)) for a in argv], stdout=full)
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "No space left on device" in err and "Traceback" not in err
+
+
+@pytest.mark.real
+def test_a_reader_that_goes_away_is_not_an_error(snap: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuenv", "kb", "show", "gpu"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # `| head -c 10`
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 0 and "Traceback" not in err and err == ""
+
+
+# -- files --------------------------------------------------------------------------------------
+
+
+def test_write_file_is_atomic_and_keeps_the_mode(tmp_path: Path) -> None:
+    path = tmp_path / "out.json"
+    path.write_text("old")
+    path.chmod(0o600)
+    write_file(path, "new")
+    assert path.read_text() == "new" and stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_snapshot_o_refuses_a_fifo_and_leaves_it_there(
+    tmp_path: Path, snap: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert main(["snapshot", "--from", str(snap), "-o", str(fifo)]) == 2
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert "FIFO" in capsys.readouterr().err
+
+
+def test_snapshot_o_refuses_a_symlink_and_its_target_is_untouched(
+    tmp_path: Path, snap: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me")
+    link = tmp_path / "snap-out.json"
+    link.symlink_to(outside)
+    assert main(["snapshot", "--from", str(snap), "-o", str(link)]) == 2
+    assert link.is_symlink() and outside.read_text() == "keep me"
+    assert "symbolic link" in capsys.readouterr().err
+
+
+def test_snapshot_o_refuses_a_device(snap: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["snapshot", "--from", str(snap), "-o", "/dev/null"]) == 2
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert "character device" in capsys.readouterr().err
+
+
+def test_plan_o_never_writes_through_a_link_inside_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "requirements.txt").symlink_to(outside)
+    argv = ["plan", "torch", "--gpu", "RTX 3090", "--driver", "535.183.01", "-o", str(folder)]
+    assert main(argv) == 2
+    assert outside.read_text() == "keep me"
+    assert "symbolic link" in capsys.readouterr().err
+
+
+def test_write_tree_refuses_names_that_lead_out_of_the_folder(tmp_path: Path) -> None:
+    for name in ("../escape.txt", "/etc/passwd", "a/../../b"):
+        with pytest.raises(GpuenvError):
+            write_tree(tmp_path / "out", {name: "x"})
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_write_tree_refuses_a_linked_sub_folder(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "out"
+    root.mkdir()
+    (root / "sub").symlink_to(elsewhere)
+    with pytest.raises(GpuenvError, match="symbolic link"):
+        write_tree(root, {"sub/file.txt": "x"})
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_the_folder_given_may_itself_be_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real)
+    written = write_tree(tmp_path / "alias", {"a.txt": "x", "run.sh": "#!/bin/sh\n"}, ["run.sh"])
+    assert (real / "a.txt").read_text() == "x" and len(written) == 2
+    assert os.access(real / "run.sh", os.X_OK)
