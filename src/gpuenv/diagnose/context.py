@@ -163,6 +163,7 @@ def build_context(
         driver_max_cuda_source=max_source,
         driver_failures=snapshot.driver.failures,
         python=_python(snapshot),
-        jetson=bool(host.jetson.value),
+        # a Jetson module implies Jetson, whether probed on the board or declared with --gpu
+        jetson=bool(host.jetson.value) or any(g.segment == "jetson" for g in gpus),
         wsl=wsl,
     )

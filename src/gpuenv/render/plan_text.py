@@ -17,6 +17,8 @@ SHOWN_REJECTIONS = 5
 
 def render_plan_text(plan: Plan, rendered: Rendered, written: Sequence[str] = ()) -> str:
     out = [_title(plan), f"target: {target_line(plan)}", f"verdict: {_verdict(plan)}", ""]
+    # what sharing an env cost comes first: it is the part of the plan a reader would not expect
+    out += _section("trade-offs", [f"- {t.text}" for t in plan.tradeoffs])
     if plan.container:
         out += [f"base image: {plan.container.image}", f"  {plan.container.why}"]
         out += _rejections(plan.container.rejected, "  passed over: ")
