@@ -205,13 +205,18 @@ def test_ptx_is_checked_only_where_no_sass_runs() -> None:
     assert tf.public_version == "2.21.0" and tf.driver_how == "minor-version-compat"
 
 
-def test_torch_arch_lists_with_ptx_are_checked_the_same_way() -> None:
-    rows = [build_row("torch", "2.14.1", "13.0", ("7.5", "8.0", "8.6"), ["9.0"])]
+def test_torch_rows_read_from_the_wheel_are_checked_the_same_way() -> None:
+    """torch 2.14.1+cu132 as if its wheel held Hopper only as compute_90 PTX from CUDA 13.2:
+    driver 580 (CUDA 13.0) runs that build under minor-version compatibility, not its PTX."""
+    rows = [build_row("torch", "2.14.1", "13.2", ("7.5", "8.0", "8.6"), ["9.0"], variant="cu132")]
     kb = kb_with({("binaries", "build"): rows})
-    # Hopper only through PTX from CUDA 13.0; under R570 (CUDA 12.8) the cu126 builds are kept
-    result = plan(("torch==2.14.1",), kb, gpus=("H100",), driver="575.57.08", python="3.12")
-    [torch] = [p for p in result.packages() if p.name == "torch"]
-    assert torch.build == "cu126"
+    flags = {"gpus": ("H100",), "driver": "580.65.06", "python": "3.12"}
+    forced = plan(("torch==2.14.1+cu132",), kb, **flags)
+    assert forced.verdict == NO_FIT
+    [reason] = [r.reason for u in forced.unplaced for r in u.rejected if r.rule == "driver"]
+    assert "only through PTX (compute_90) built with CUDA 13.2" in reason
+    # without the row, the curated list (sm_90 SASS) admits it
+    assert plan(("torch==2.14.1+cu132",), **flags).verdict == FITS
 
 
 # PTX property: a KB with PTX-only GPUs, machines drawn over drivers, GPUs and Pythons ----------

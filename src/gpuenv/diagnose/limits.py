@@ -29,7 +29,7 @@ class Ceiling:
     @property
     def reason(self) -> str:
         return (
-            f"driver {self.driver} (R{self.driver_branch}) cannot drive {self.gpu.name}: "
+            f"driver {self.driver} (R{self.driver_branch}) cannot drive {self.gpu.label}: "
             f"R{self.last_branch} is the last driver branch for {self.architecture} GPUs"
         )
 

@@ -141,7 +141,7 @@ def _retired_for_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, 
         last = CudaVersion.parse(str(row["last_cuda"])) if row and "last_cuda" in row else None
         if row and last and gpu.cc and cuda > last:
             reason = (
-                f"is built with CUDA {cuda.short}, which cannot compile for {gpu.name} "
+                f"is built with CUDA {cuda.short}, which cannot compile for {gpu.label} "
                 f"({row['name']}, sm_{gpu.cc.major}{gpu.cc.minor}; last supported by "
                 f"CUDA {last.short})"
             )
@@ -161,7 +161,7 @@ def _newer_than_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, s
         first = CudaVersion.parse(str(row["first_cuda"])) if row and "first_cuda" in row else None
         if row and first and gpu.cc and (cuda.major, cuda.minor) < (first.major, first.minor):
             reason = (
-                f"is built with CUDA {cuda.short}, older than {gpu.name} ({row['name']}, "
+                f"is built with CUDA {cuda.short}, older than {gpu.label} ({row['name']}, "
                 f"sm_{gpu.cc.major}{gpu.cc.minor}, first supported by CUDA {first.short}): it has "
                 "no native code for it, only PTX (if the build carries any) could run there"
             )

@@ -33,7 +33,7 @@ def _ceiling_finding(ctx: Context, ceiling: Ceiling) -> Finding:
         cause="gpu_arch_unsupported",
         severity="error",
         layer="driver",
-        title=f"NVIDIA driver {ceiling.driver} cannot drive {gpu.name}: "
+        title=f"NVIDIA driver {ceiling.driver} cannot drive {gpu.label}: "
         f"{ceiling.architecture} GPUs are supported up to the R{ceiling.last_branch} branch",
         why=f"R{ceiling.last_branch} is the last driver branch for {ceiling.architecture}; "
         f"later branches (this one is R{ceiling.driver_branch}) do not list the GPU at all "

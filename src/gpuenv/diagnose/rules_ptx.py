@@ -45,7 +45,7 @@ def _finding(ctx: Context, fw: FrameworkBuild, code: Compiled, need: PtxNeed, gp
         cause="driver_too_old",
         severity="error",
         layer=f"framework:{fw.name}",
-        title=f"{label(fw)} reaches {gpu.name} ({sm}) only through PTX built with CUDA "
+        title=f"{label(fw)} reaches {gpu.label} ({sm}) only through PTX built with CUDA "
         f"{need.cuda.short}; driver {ctx.driver} supports CUDA {have}",
         why=f"The build has no SASS that runs on {sm}, so the driver must JIT-compile its {ptx} "
         f"PTX. A driver JIT-compiles only PTX from a CUDA release no newer than its own, and "
@@ -76,8 +76,8 @@ def _fix(ctx: Context, fw: FrameworkBuild, need: PtxNeed) -> Fix:
         else (f"upgrade the driver to one of CUDA {need.cuda.short} or newer")
     )
     planned = same_release_fix(ctx, fw) or newest_fix(ctx, fw)
-    if planned is not None and _same_build(fw, planned.choice.public_version, planned.choice.sass):
-        planned = None  # the plan knows no more of this build's code than it had installed
+    if planned is not None and not planned.choice.sass:
+        planned = None  # the plan cannot see that build's code: it could not check its PTX
     if planned is not None:
         return Fix(
             summary=f"Install {planned.summary}, which this driver runs on this GPU, or {upgrade}.",
@@ -89,7 +89,3 @@ def _fix(ctx: Context, fw: FrameworkBuild, need: PtxNeed) -> Fix:
         commands=driver_install(ctx, full.branch) if full else (),
         installer="system",
     )
-
-
-def _same_build(fw: FrameworkBuild, version: str, sass: tuple[str, ...]) -> bool:
-    return not sass and version == (fw.version or "").split("+")[0]

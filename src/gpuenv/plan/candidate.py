@@ -227,7 +227,7 @@ def _ptx_jit(candidate: Candidate, target: Target) -> list[Rejection]:
         full = toolkit_min_driver(target.kb, need.cuda, target.driver_os)
         have = target.driver_max_cuda.short if target.driver_max_cuda else "an older CUDA"
         reason = (
-            f"reaches {gpu.name if gpu else 'the GPU'} (sm_{need.gpu.major}{need.gpu.minor}) "
+            f"reaches {gpu.label if gpu else 'the GPU'} (sm_{need.gpu.major}{need.gpu.minor}) "
             f"only through PTX (compute_{need.ptx.major}{need.ptx.minor}) built with CUDA "
             f"{need.cuda.short}; driver {target.driver} supports CUDA {have}, and minor-version "
             "compatibility does not cover PTX"
