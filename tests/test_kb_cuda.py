@@ -532,6 +532,14 @@ def test_sonames_and_wheels() -> None:
 
 
 def test_cudnn_and_nccl_rows() -> None:
+    # (kept first: the releases after the last support matrix read)
+    newest_13 = [row["cudnn"] for row in q.cudnn_releases(KB, 13)]
+    newest_12 = [row["cudnn"] for row in q.cudnn_releases(KB, 12)]
+    assert newest_13[:2] == ["9.28.1.4", "9.28.0.42"] and newest_12[0] == "9.28.0.42"
+    assert "9.19.1.2" in newest_13 and "9.19.1.2" not in newest_12
+    minors = {".".join(v.split(".")[:2]) for v in newest_13}
+    assert {f"9.{m}" for m in range(18, 29)} <= minors
+    assert q.cudnn_releases(KB, 11) == ()  # no CUDA 11 build after 9.10.2
     cuda13 = q.cudnn_rows(KB, 13)
     assert [(r["cudnn"], r["linux_min_driver"], r["min_cc"]) for r in cuda13] == [
         ("9.17.0", "580.65.06", "7.5")

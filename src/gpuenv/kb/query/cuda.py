@@ -355,6 +355,12 @@ def cudnn_rows(kb: KnowledgeBase, cuda_major: int) -> tuple[Row, ...]:
     return tuple(row for row in kb.rows(LIBS, "cudnn") if row["cuda_major"] == cuda_major)
 
 
+def cudnn_releases(kb: KnowledgeBase, cuda_major: int) -> tuple[Row, ...]:
+    """cuDNN releases NVIDIA builds for a CUDA major (cudnn_release table), newest first."""
+    rows = [r for r in kb.rows(LIBS, "cudnn_release") if cuda_major in r["cuda_majors"]]
+    return tuple(sorted(rows, key=lambda r: _dotted(str(r["cudnn"])) or (), reverse=True))
+
+
 def nccl_row(kb: KnowledgeBase, cuda_major: int) -> Row | None:
     """NCCL pip builds for a CUDA major (first and newest version seen)."""
     return _first(kb.rows(LIBS, "nccl"), cuda_major=cuda_major)
