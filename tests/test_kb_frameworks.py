@@ -290,6 +290,29 @@ def test_cupy_package_for_cuda(kb: KnowledgeBase) -> None:
     assert names == ["cupy-cuda11x", "cupy-cuda115"]
 
 
+def test_cupy_cuda12x_exists_from_cupy_11_5(kb: KnowledgeBase) -> None:
+    def names(cuda_text: str, cupy: str) -> list[str]:
+        rows = q.cupy_packages_for_cuda(kb, cuda(cuda_text), cupy)
+        return [str(row["package"]) for row in rows]
+
+    assert names("12.0", "11.5.0") == ["cupy-cuda12x"]
+    assert names("12.0", "11.4.0") == []  # CuPy 11.4 had no CUDA 12 package
+    assert names("12.4", "13.6.0") == ["cupy-cuda12x"]
+
+
+def test_cupy_cuda11x_serves_cuda_11_2_to_11_8_until_cupy_13_6(kb: KnowledgeBase) -> None:
+    for text in ("11.2", "11.4", "11.8"):
+        assert q.cupy_package_for_cuda(kb, cuda(text)) == "cupy-cuda11x", text
+        assert [r["package"] for r in q.cupy_packages_for_cuda(kb, cuda(text), "13.6.0")] == [
+            "cupy-cuda11x"
+        ]
+        assert q.cupy_packages_for_cuda(kb, cuda(text), "14.0.0") == ()
+    # CuPy 10 shipped one package per CUDA 11 minor instead
+    assert [r["package"] for r in q.cupy_packages_for_cuda(kb, cuda("11.4"), "10.6.0")] == [
+        "cupy-cuda114"
+    ]
+
+
 def test_onnxruntime_builds(kb: KnowledgeBase) -> None:
     ort_118 = q.onnxruntime_release(kb, "1.18.1")
     assert ort_118 is not None and ort_118["cuda"] == "11.8"  # CUDA 11.8 stayed on the index
