@@ -72,6 +72,7 @@ def test_every_row_carries_provenance_and_inferred_rows_state_their_rule(subject
 # (placeholders such as "{PYPI}/project/torch/" or "pip-configured index" stand for them).
 SOURCE_HOSTS = {
     "anaconda.org",
+    "catalog.ngc.nvidia.com",
     "conda.org",
     "developer.nvidia.com",
     "docs.conda.io",
@@ -575,6 +576,37 @@ def test_jetpack_row_and_wheels() -> None:
         ("2.1.0",)
     }
     assert jetson.torch_wheel_rows(KB, "4.6") == ()
+
+
+def test_jetpack_6_2_x_resolves_with_its_stack_and_wheels() -> None:
+    for text, l4t in (("6.2", "36.4.3"), ("6.2.1", "36.4.4")):
+        row = jetson.jetpack_row(KB, text)
+        assert row and (row["l4t"], row["cuda"], row["python"]) == (l4t, "12.6", "3.10"), text
+        assert (jetson.jetpack_for_l4t(KB, f"R{l4t}") or {}).get("jetpack") == text
+        assert row["device_ccs"] == ["8.7"]
+        wheels = jetson.torch_wheel_rows(KB, text)
+        assert [w["where"] for w in wheels] == [
+            "Jetson AI Lab pip index, path /jp6/cu126 (project torch)"
+        ]
+
+
+def test_jetpack_4_6_1_5_1_2_and_7_stacks() -> None:
+    jp461 = jetson.jetpack_row(KB, "4.6.1")
+    assert jp461 and (jp461["l4t"], jp461["cuda"], jp461.get("cudnn")) == (
+        "32.7.1",
+        "10.2",
+        "8.2.1",
+    )
+    old = jetson.torch_wheel_rows(KB, "4.6.1")
+    assert [(w["where"], w["torch_versions"]) for w in old] == [
+        ("NGC container nvidia/l4t-pytorch:r32.7.1-pth1.10-py3", ["1.10.0"])
+    ]
+    jp512 = jetson.jetpack_row(KB, "5.1.2")
+    assert jp512 and (jp512["l4t"], jp512["cuda"], jp512["tensorrt"]) == ("35.4.1", "11.4", "8.5.2")
+    for text, cuda in (("7.0", "13.0"), ("7.1", "13.0"), ("7.2", "13.2")):
+        row = jetson.jetpack_row(KB, text)
+        assert row and row["cuda"] == cuda and "11.0" in row["device_ccs"], text
+    assert jetson.torch_wheel_rows(KB, "7.1") == ()  # no NVIDIA source read for JetPack 7
 
 
 def test_parse_l4t() -> None:
