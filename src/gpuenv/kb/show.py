@@ -361,10 +361,11 @@ def _driver(kb: KnowledgeBase, filters: Mapping[str, str], text: str | None) -> 
         )
     os_name = q.normalise_os(filters.get("os", "")) or _guess_os(kb, driver)
     branch = q.driver_branch_row(kb, driver, os_name)
+    windows = q.windows_branch_row(kb, driver) if os_name == "windows" else None
     reported = q.driver_max_cuda(kb, driver, os_name)
     mvc = [r for r in kb.rows("cuda_driver", "mvc_minimum") if r.get("os") == os_name]
     under_mvc = [f"{r['cuda_major']}.x" for r in mvc if driver >= _driver_of(r["min_driver"])]
-    rows, cited = [], [r for r in (branch,) if r]
+    rows, cited = [], [r for r in (windows, branch) if r]
     for cuda in _cuda_minors(kb, filters.get("cuda")):
         support = q.driver_supports_cuda(kb, driver, cuda, os_name)
         native = q.toolkit_min_driver(kb, cuda, os_name)
