@@ -119,7 +119,8 @@ def _driver(snapshot: Snapshot, text: str, kb: KnowledgeBase) -> Snapshot:
             f"--driver {text!r} is not a driver version",
             hints=("write it as nvidia-smi prints it, e.g. 535.183.01 or 551.78",),
         )
-    os_name = snapshot.host.os.value or "linux"
+    # WSL reports the Windows driver, numbered as Windows numbers it
+    os_name = "windows" if snapshot.host.wsl.value else (snapshot.host.os.value or "linux")
     max_cuda = driver_max_cuda(kb, version, os_name)
     max_obs = (
         (Observation(str(max_cuda), "kb:driver_branch", problem=None),)
