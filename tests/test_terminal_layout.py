@@ -80,14 +80,14 @@ def test_plan_fits_the_terminal(installer: str, width: int) -> None:
 
 
 def test_piped_output_is_not_wrapped() -> None:
-    name, snapshot, diagnosis = _doctor_cases()[-1]
+    _name, snapshot, diagnosis = _doctor_cases()[-1]
     doc = doctor_doc(diagnosis, snapshot)  # type: ignore[arg-type]
     assert to_text(doc, Terminal()).count("\n") == len(doc)
     assert "\x1b" not in to_text(doc, Terminal())
 
 
 def test_wrapped_prose_hangs_under_its_label() -> None:
-    name, snapshot, diagnosis = _doctor_cases()[-1]
+    _name, snapshot, diagnosis = _doctor_cases()[-1]
     text = render_text(diagnosis, snapshot, Terminal(width=60))  # type: ignore[arg-type]
     rows = text.splitlines()
     why = next(n for n, row in enumerate(rows) if row.startswith("   why: "))
