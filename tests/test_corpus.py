@@ -75,7 +75,7 @@ URL_SOURCE_RE = re.compile(r"https?://[^\s/]+\.[^\s/]+(?:/\S*)?")
 DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # Host names of package registries are written as <index> in the corpus.
 REGISTRY_HOST_RE = re.compile(
-    r"(?i)\b(?:files\.pythonhosted\.org|(?:upload\.|test\.)?pypi\.(?:org|python\.org)"
+    r"(?i)\b(?:(?:files\.)?pythonhosted\.org|(?:upload\.|test\.)?pypi\.(?:org|python\.org)"
     r"|(?:deb|security|ftp)\.debian\.org|registry\.npmjs\.org)\b"
 )
 
