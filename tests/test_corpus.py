@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from gpuenv.diagnose.findings import CAUSES as DOCTOR_CAUSES
+
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"
 CASES_FILE = CORPUS / "error-cases.jsonl"
@@ -23,28 +25,7 @@ REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
 # The development split lives outside the repository; its ids must not be reused when it is there.
 DEV_DIRS = [ROOT / "shared" / "corpus", ROOT.parents[1] / "shared" / "corpus"]
 
-CAUSES = frozenset(
-    {
-        "cpu_only_build",
-        "driver_too_old",
-        "no_driver",
-        "driver_module_mismatch",
-        "gpu_arch_unsupported",
-        "missing_cuda_lib",
-        "cudnn_mismatch",
-        "nccl_issue",
-        "solver_conflict",
-        "wrong_platform_wheel",
-        "python_version_unsupported",
-        "container_driver_mismatch",
-        "out_of_memory",
-        "multiple_cuda_conflict",
-        "extension_build_mismatch",
-        "windows_dll",
-        "mps_or_rocm_specific",
-        "other",
-    }
-)
+CAUSES = frozenset(DOCTOR_CAUSES)
 # Causes that may stay under the per-cause floor.
 RARE_CAUSES = frozenset({"other", "out_of_memory"})
 KINDS = frozenset(
