@@ -304,3 +304,17 @@ def test_with_its_jetpack_the_fix_is_nvidias_wheel_as_the_plan_picks_it() -> Non
     assert finding.fix is not None
     [command] = finding.fix.commands
     assert ".nv24.08" in command and "--find-links" in command and "/jp/v61/" in command
+
+
+def test_the_doctors_jax_fix_installs_exactly_what_gpuenv_plan_picks(tmp_path: Path) -> None:
+    """Doctor and plan agree: the fix is the plan engine's choice on the same snapshot."""
+    from gpuenv.plan.request import request_from_arguments
+    from gpuenv.plan.resolve import make_plan
+
+    snap = _declared(_jax_env(tmp_path, 13), "RTX 4090", "570.124.06")
+    [finding] = [f for f in run(snap).findings if f.rule == "driver-too-old"]
+    planned = make_plan(request_from_arguments(["jax==0.7.2"]), snap, default_kb())
+    assert finding.fix is not None
+    install = finding.fix.commands[-1].split()
+    assert install[:4] == ["python3", "-m", "pip", "install"]
+    assert {word.strip("'") for word in install[4:]} == {p.requirement for p in planned.packages()}

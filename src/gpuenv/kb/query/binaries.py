@@ -54,17 +54,26 @@ def binary_row(
     kb: KnowledgeBase, package: str, version: str, variant: str = INDEX, platform: str = ""
 ) -> Row | None:
     """The binaries.toml row of exactly this release ("2.16.1"; a local label is ignored)."""
-    wanted_name, wanted = canonicalize_name(package), _public(version)
+    wanted = _public(version)
     if wanted is None:
         return None
-    for row in kb.rows(SUBJECT, "build"):
-        if canonicalize_name(str(row["package"])) != wanted_name or row["variant"] != variant:
-            continue
-        if platform and row["platform"] != platform:
-            continue
-        if _public(str(row["version"])) == wanted:
-            return row
-    return None
+    rows = _by_build(kb).get((canonicalize_name(package), variant), ())
+    return next(
+        (r for v, r in rows if v == wanted and (not platform or r["platform"] == platform)), None
+    )
+
+
+def _by_build(kb: KnowledgeBase) -> dict[tuple[str, str], list[tuple[Version | None, Row]]]:
+    """binaries.toml rows by (package, variant), each with its parsed version: read once."""
+
+    def index() -> dict[tuple[str, str], list[tuple[Version | None, Row]]]:
+        out: dict[tuple[str, str], list[tuple[Version | None, Row]]] = {}
+        for row in kb.rows(SUBJECT, "build"):
+            key = (canonicalize_name(str(row["package"])), str(row["variant"]))
+            out.setdefault(key, []).append((_public(str(row["version"])), row))
+        return out
+
+    return kb.memo("binaries.by_build", index)
 
 
 def build_code(
