@@ -4,6 +4,7 @@ installer (through the process gateway), write through the output gateway."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -163,7 +164,8 @@ class GuardOutcome:
     preview: Preview | None = None
     planned: tuple[Change, ...] = ()  # env before -> env the installer would leave
     refused: bool = False
-    refusal: str | None = None  # why the installer itself refused the preview (pip's error)
+    refusal: str | None = None  # why the installer's dry run failed (its error text)
+    conflict: bool = False  # it failed on conflicting requirements (a pin, the lock)
     safe: tuple[str, ...] = ()
     ran: tuple[str, ...] = ()  # the install command run
     install_code: int | None = None
@@ -201,6 +203,18 @@ def preview(
     return parse_conda_dry_run(result.stdout), None
 
 
+_CONFLICT = re.compile(
+    r"ResolutionImpossible|conflicting dependencies|No solution found|unsatisfiable"
+    r"|UnsatisfiableError|conflicts? with|pinned",
+    re.IGNORECASE,
+)
+
+
+def is_conflict(text: str) -> bool:
+    """Whether an installer's error says the request conflicts with what it must keep."""
+    return bool(_CONFLICT.search(text))
+
+
 def guard(
     command: InstallCommand,
     python: str | None,
@@ -215,8 +229,9 @@ def guard(
     planned_env, refusal = preview(command, now, PREVIEW_TIMEOUT_S)
     outcome = GuardOutcome(command, now, base, planned_env, refusal=refusal)
     if planned_env is None:
-        safe = safe_commands(command, (), base, pinned_constraints(now))
-        return _replace(outcome, refused=True, safe=tuple(safe[1:]))
+        conflict = is_conflict(refusal or "")
+        safe = safe_commands(command, (), base, None)[1:] if conflict else []
+        return _replace(outcome, refused=True, conflict=conflict, safe=tuple(safe))
     planned = compare(now, projected(now, planned_env))
     outcome = _replace(outcome, planned=planned)
     if critical_changes(planned) and not allow:

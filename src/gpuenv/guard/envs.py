@@ -44,6 +44,8 @@ def current(python: str | None, timeout: float = 10.0) -> EnvNow:
     from gpuenv.api import take_snapshot
     from gpuenv.kb import default_kb
 
+    if python and (os.sep in python or "/" in python):
+        python = os.path.abspath(python)  # a venv's python is a link: made absolute, not resolved
     snapshot = take_snapshot(python=python, redact=False, timeout=timeout)
     env = snapshot.python_env
     if env is None or env.python_version is None:

@@ -160,7 +160,8 @@ def diff_doc(
 def guard_doc(outcome: Any, verbose: bool) -> Doc:  # outcome: guard.actions.GuardOutcome
     doc: Doc = [line(("gpuenv guard", "heading"), " " + outcome.command.text), blank()]
     if outcome.refusal:
-        doc.append(line(("✗ ", "error"), f"{outcome.command.installer} refuses the install:"))
+        why = "refuses the install:" if outcome.conflict else "could not preview the install:"
+        doc.append(line(("✗ ", "error"), f"{outcome.command.installer} {why}"))
         doc += [verbatim(text, indent=2) for text in outcome.refusal.splitlines()[-12:]]
     elif outcome.planned:
         doc.append(line(f"{outcome.command.installer} would change:"))
@@ -178,13 +179,14 @@ def guard_doc(outcome: Any, verbose: bool) -> Doc:  # outcome: guard.actions.Gua
             ]
         else:
             doc += [blank(), line("Nothing was installed.")]
+        if outcome.refusal and outcome.conflict:
+            doc.append(line("It conflicts with what the env must keep (its pin or its lock)."))
         if outcome.safe:
             doc += [blank(), line("Instead, keep the GPU packages where they are:")]
             doc += [command(text, indent=2) for text in outcome.safe]
-        doc += [
-            blank(),
-            line(("or go on anyway: ", "muted"), "gpuenv guard --allow -- " + outcome.command.text),
-        ]
+        if not outcome.refusal:
+            allow = "gpuenv guard --allow -- " + outcome.command.text
+            doc += [blank(), line(("or go on anyway: ", "muted"), allow)]
         return doc
     doc += [blank(), line(("ran: ", "muted"), " ".join(outcome.ran))]
     if outcome.install_problem:
@@ -225,6 +227,7 @@ def guard_dict(outcome: Any, code: int) -> dict[str, Any]:
         "installer": outcome.command.installer,
         "refused": outcome.refused,
         "installer_refusal": outcome.refusal,
+        "conflict": outcome.conflict,
         "preview": None
         if preview is None
         else {
