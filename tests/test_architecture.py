@@ -26,6 +26,7 @@ PURE = [
     "guard/preview.py",
     "guard/commands.py",
     "guard/restore.py",
+    "guard/outcomes.py",
 ]
 FORBIDDEN_MODULES = {"subprocess", "ctypes", "gpuenv.probe"}
 # kb/refresh.py and kb/index_client.py are the maintainer's network tools, not judgement code.

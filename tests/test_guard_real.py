@@ -231,6 +231,14 @@ def test_an_installer_that_fails_half_way_is_told_exactly(
     assert titles[1:] == (["breaks-cudnn 1.0 (new): new package"] if half else [])
     code, data = gpuenv_json(capsys, "diff", "--python", python, str(lock))
     assert code == 1 and [c["title"] for c in data["changes"]] == titles
+    # an install that moves nothing GPU-critical goes through; the lock's drift is told
+    code, out, _ = gpuenv(
+        capsys, "guard", "--python", python, "--lock", str(lock), "--", "pip", "install",
+        "plain-tool",
+    )  # fmt: skip
+    assert code == 0 and "no GPU-critical package changed" in out
+    assert "Against the lock" in out and "cuDNN 9 → 8" in out
+    assert "plain-tool==1.0" in freeze(cudnn_venv)
     assert gpuenv(capsys, "restore", "--python", python, str(lock))[0] == 0
     assert freeze(cudnn_venv) == worked
     site = next((cudnn_venv.parent.parent / "lib").glob("python*/site-packages"))

@@ -44,7 +44,7 @@ def run_pin(args: argparse.Namespace) -> int:
 
     state = current(args.python, args.timeout)
     lock = read_lock(args.lock) if args.lock else state.lock
-    prefix = actions._prefix(state.lock)
+    prefix = actions.env_prefix(state.lock)
     edits = actions.pin_edits(lock, prefix)
     notes = _machine_notes(args.lock, lock, state.lock)
     if not args.dry_run and edits:
@@ -59,7 +59,7 @@ def run_unpin(args: argparse.Namespace) -> int:
     from gpuenv.guard.envs import current
 
     state = current(args.python, args.timeout)
-    prefix = actions._prefix(state.lock)
+    prefix = actions.env_prefix(state.lock)
     undos = actions.unpin_plan(prefix)
     if not args.dry_run:
         actions.apply_unpin(prefix, undos)

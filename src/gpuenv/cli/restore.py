@@ -31,7 +31,12 @@ def run(args: argparse.Namespace) -> int:
     from gpuenv.guard import actions
     from gpuenv.guard.compare import compare_machines
     from gpuenv.guard.envs import current, read_lock
-    from gpuenv.render.guard import change_dict, machine_lines, restore_doc, restore_result_lines
+    from gpuenv.render.guard import (
+        machine_lines,
+        restore_dict,
+        restore_doc,
+        restore_result_lines,
+    )
     from gpuenv.render.terminal import to_text
 
     lock = read_lock(args.lock)
@@ -47,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run or plan.nothing_to_do:
         code = EXIT_OK if plan.nothing_to_do or args.dry_run else EXIT_FINDINGS
         if args.json:
-            output.emit_json(_document(plan, None, machine, code, args.dry_run, change_dict))
+            output.emit_json(restore_dict(plan, None, machine, code, args.dry_run))
         return code
     relay = output.relay if not args.ui.quiet else (lambda _text: None)
     outcome = actions.run_restore(plan, lock, state, args.python, relay, args.timeout)
@@ -55,24 +60,5 @@ def run(args: argparse.Namespace) -> int:
     if text:
         output.emit(to_text(restore_result_lines(outcome.results, outcome.left), args.ui.terminal))
     else:
-        output.emit_json(_document(plan, outcome, machine, code, False, change_dict))
+        output.emit_json(restore_dict(plan, outcome, machine, code, False))
     return code
-
-
-def _document(
-    plan: Any, outcome: Any, machine: Any, code: int, dry_run: bool, change_dict: Any
-) -> dict[str, Any]:
-    return {
-        "schema": "gpuenv-restore/1",
-        "exit_code": code,
-        "dry_run": dry_run,
-        "changes": [change_dict(c) for c in plan.changes],
-        "commands": [list(argv) for argv in plan.commands],
-        "notes": list(plan.notes),
-        "machine_changes": [m.what for m in machine],
-        "results": [
-            {"command": list(argv), "exit_code": rc, "problem": problem}
-            for argv, rc, problem in (outcome.results if outcome else ())
-        ],
-        "still_different": [change_dict(c) for c in (outcome.left if outcome else ())],
-    }

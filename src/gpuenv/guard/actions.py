@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 
 from gpuenv.edges import output, process
@@ -20,9 +20,10 @@ from gpuenv.guard.commands import (
     preview_argv,
     safe_commands,
 )
-from gpuenv.guard.compare import Change, compare, critical_changes
+from gpuenv.guard.compare import compare, critical_changes
 from gpuenv.guard.envs import EnvNow, current, remember
 from gpuenv.guard.model import Lock
+from gpuenv.guard.outcomes import GuardOutcome, RestoreOutcome
 from gpuenv.guard.preview import (
     Preview,
     parse_conda_dry_run,
@@ -42,7 +43,7 @@ def _read(path: Path) -> str | None:
     return read_user_text(path, "config")
 
 
-def _prefix(lock: Lock) -> Path:
+def env_prefix(lock: Lock) -> Path:
     if not lock.env.prefix:
         raise GpuenvError("no-env", "the env's prefix is not known; cannot pin it")
     return Path(lock.env.prefix)
@@ -156,34 +157,6 @@ def pinned_constraints(lock: Lock) -> str | None:
 # -- guard --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GuardOutcome:
-    command: InstallCommand
-    before: Lock  # the env before
-    baseline: Lock  # what the result is checked against (the lock, else the env before)
-    preview: Preview | None = None
-    planned: tuple[Change, ...] = ()  # env before -> env the installer would leave
-    refused: bool = False
-    refusal: str | None = None  # why the installer's dry run failed (its error text)
-    conflict: bool = False  # it failed on conflicting requirements (a pin, the lock)
-    safe: tuple[str, ...] = ()
-    ran: tuple[str, ...] = ()  # the install command run
-    install_code: int | None = None
-    install_problem: str | None = None
-    after: Lock | None = None
-    drift: tuple[Change, ...] = ()  # baseline -> env after
-    unexpected: tuple[Change, ...] = field(default=())  # critical drift nobody allowed
-
-    @property
-    def ok(self) -> bool:
-        return (
-            not self.refused
-            and self.install_problem is None
-            and not self.unexpected
-            and self.refusal is None
-        )
-
-
 def preview(
     command: InstallCommand, now: Lock, timeout: float
 ) -> tuple[Preview | None, str | None]:
@@ -231,48 +204,32 @@ def guard(
     if planned_env is None:
         conflict = is_conflict(refusal or "")
         safe = safe_commands(command, (), base, None)[1:] if conflict else []
-        return _replace(outcome, refused=True, conflict=conflict, safe=tuple(safe))
+        return replace(outcome, refused=True, conflict=conflict, safe=tuple(safe))
     planned = compare(now, projected(now, planned_env))
-    outcome = _replace(outcome, planned=planned)
+    outcome = replace(outcome, planned=planned)
     if critical_changes(planned) and not allow:
         safe = safe_commands(command, planned, base, pinned_constraints(now))
-        return _replace(outcome, refused=True, safe=tuple(safe))
+        return replace(outcome, refused=True, safe=tuple(safe))
     remember(now, "before-guard")
     argv = install_argv(command, now.env.python, now.env.prefix)
     result = process.run_streaming(argv, timeout=INSTALL_TIMEOUT_S, on_text=on_text)
     after = current(python, timeout).lock
-    drift = compare(base, after)
-    allowed = {(c.name, c.after) for c in planned} if allow else set()
-    unexpected = tuple(c for c in critical_changes(drift) if (c.name, c.after) not in allowed)
-    return _replace(
+    changed = compare(now, after)
+    shown = {(c.name, c.after) for c in planned}
+    unexpected = tuple(c for c in critical_changes(changed) if (c.name, c.after) not in shown)
+    return replace(
         outcome,
         ran=tuple(argv),
         install_code=result.returncode,
         install_problem=result.problem(),
         after=after,
-        drift=drift,
+        changed=changed,
+        drift=compare(base, after),
         unexpected=unexpected,
     )
 
 
-def _replace(outcome: GuardOutcome, **changes: object) -> GuardOutcome:
-    from dataclasses import replace
-
-    return replace(outcome, **changes)  # type: ignore[arg-type]
-
-
 # -- restore ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RestoreOutcome:
-    plan: RestorePlan
-    results: tuple[tuple[tuple[str, ...], int | None, str | None], ...] = ()  # argv, code, why
-    left: tuple[Change, ...] = ()  # what still differs after the restore
-
-    @property
-    def ok(self) -> bool:
-        return not self.left and all(problem is None for _, _, problem in self.results)
 
 
 def plan_restore(lock: Lock, state: EnvNow) -> RestorePlan:

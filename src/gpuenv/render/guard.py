@@ -8,10 +8,10 @@ from typing import Any
 
 from gpuenv.guard.compare import Change, MachineChange
 from gpuenv.guard.model import Lock
+from gpuenv.guard.outcomes import GuardOutcome, RestoreOutcome
 from gpuenv.guard.pin import FileEdit
-from gpuenv.guard.preview import Preview
 from gpuenv.guard.restore import RestorePlan
-from gpuenv.render.layout import Doc, blank, command, heading, line, verbatim
+from gpuenv.render.layout import Doc, blank, command, line, verbatim
 
 GUARD_SCHEMA = "gpuenv-guard/1"
 
@@ -157,7 +157,7 @@ def diff_doc(
 # -- guard ---------------------------------------------------------------------------------------
 
 
-def guard_doc(outcome: Any, verbose: bool) -> Doc:  # outcome: guard.actions.GuardOutcome
+def guard_doc(outcome: GuardOutcome, verbose: bool) -> Doc:
     doc: Doc = [line(("gpuenv guard", "heading"), " " + outcome.command.text), blank()]
     if outcome.refusal:
         why = "refuses the install:" if outcome.conflict else "could not preview the install:"
@@ -191,35 +191,34 @@ def guard_doc(outcome: Any, verbose: bool) -> Doc:  # outcome: guard.actions.Gua
     doc += [blank(), line(("ran: ", "muted"), " ".join(outcome.ran))]
     if outcome.install_problem:
         doc.append(line(("✗ ", "error"), f"the installer failed: {outcome.install_problem}"))
-        doc.append(line("The env is as the installer left it; what changed:"))
-        doc += change_lines(outcome.drift) or [line("  nothing", indent=2)]
+        doc.append(line("The env is as the installer left it. This install changed:"))
+        doc += change_lines(outcome.changed) or [line("nothing", indent=2)]
     elif outcome.unexpected:
         doc.append(line(("✗ ", "error"), "GPU-critical changes the preview did not show:"))
         doc += change_lines(outcome.unexpected)
     else:
-        drift = [c for c in outcome.drift if c.critical]
-        doc.append(
-            line(
-                ("✓ ", "ok"),
-                "Checked after the install: "
-                + (
-                    "the GPU-critical packages match the lock."
-                    if not drift
-                    else f"{len(drift)} GPU-critical change(s) you allowed."
-                ),
-            )
+        allowed = [c for c in outcome.changed if c.critical]
+        told = (
+            f"{len(allowed)} GPU-critical change(s), as previewed and allowed."
+            if allowed
+            else "no GPU-critical package changed."
         )
+        doc.append(line(("✓ ", "ok"), "Checked after the install: " + told))
+        doc += change_lines(allowed)
+    drift = [c for c in outcome.drift if c.critical]
+    if outcome.baseline is not outcome.before and drift:
+        doc += [blank(), line(("! ", "warning"), "Against the lock, GPU-critical changes:")]
         doc += change_lines(drift)
-    if outcome.drift and not outcome.ok:
+    if outcome.changed and not outcome.ok:
         doc += [
             blank(),
-            line(("undo: ", "muted"), "gpuenv restore LOCK (or gpuenv diff for the details)"),
+            line(("undo: ", "muted"), "gpuenv restore LOCK  (gpuenv diff LOCK shows it)"),
         ]
     return doc
 
 
-def guard_dict(outcome: Any, code: int) -> dict[str, Any]:
-    preview: Preview | None = outcome.preview
+def guard_dict(outcome: GuardOutcome, code: int) -> dict[str, Any]:
+    preview = outcome.preview
     return {
         "schema": GUARD_SCHEMA,
         "exit_code": code,
@@ -239,6 +238,7 @@ def guard_dict(outcome: Any, code: int) -> dict[str, Any]:
         "ran": list(outcome.ran),
         "install_exit_code": outcome.install_code,
         "install_problem": outcome.install_problem,
+        "changes": [change_dict(c) for c in outcome.changed],
         "changes_since_lock": [change_dict(c) for c in outcome.drift],
         "unexpected": [change_dict(c) for c in outcome.unexpected],
     }
@@ -284,5 +284,24 @@ def restore_result_lines(
     return doc
 
 
-def heading_only(text: str) -> Doc:
-    return [heading(text)]
+def restore_dict(
+    plan: RestorePlan,
+    outcome: RestoreOutcome | None,
+    machine: Sequence[MachineChange],
+    code: int,
+    dry_run: bool,
+) -> dict[str, Any]:
+    return {
+        "schema": "gpuenv-restore/1",
+        "exit_code": code,
+        "dry_run": dry_run,
+        "changes": [change_dict(c) for c in plan.changes],
+        "commands": [list(argv) for argv in plan.commands],
+        "notes": list(plan.notes),
+        "machine_changes": [m.what for m in machine],
+        "results": [
+            {"command": list(argv), "exit_code": rc, "problem": problem}
+            for argv, rc, problem in (outcome.results if outcome else ())
+        ],
+        "still_different": [change_dict(c) for c in (outcome.left if outcome else ())],
+    }
