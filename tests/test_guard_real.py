@@ -224,6 +224,7 @@ def test_an_installer_that_fails_half_way_is_told_exactly(
     )  # fmt: skip
     assert code == 1 and data["install_exit_code"] == 1
     assert "exited with 1" in data["install_problem"]
+    assert Path(data["saved"]).is_file()  # the env as it was just before, to restore from
     titles = [c["title"] for c in data["changes_since_lock"]]
     assert titles[0] == "nvidia-cudnn-cu12 9.1.0.70 → 8.9.7.29: cuDNN 9 → 8"
     # what pip left: the requirement replaced, the failing package half there or not at all

@@ -210,7 +210,7 @@ def guard(
     if critical_changes(planned) and not allow:
         safe = safe_commands(command, planned, base, pinned_constraints(now))
         return replace(outcome, refused=True, safe=tuple(safe))
-    remember(now, "before-guard")
+    saved = remember(now, "before-guard")
     argv = install_argv(command, now.env.python, now.env.prefix)
     result = process.run_streaming(argv, timeout=INSTALL_TIMEOUT_S, on_text=on_text)
     after = current(python, timeout).lock
@@ -219,6 +219,7 @@ def guard(
     unexpected = tuple(c for c in critical_changes(changed) if (c.name, c.after) not in shown)
     return replace(
         outcome,
+        saved=str(saved),
         ran=tuple(argv),
         install_code=result.returncode,
         install_problem=result.problem(),

@@ -22,6 +22,7 @@ class GuardOutcome:
     refusal: str | None = None  # why the installer's dry run failed (its error text)
     conflict: bool = False  # it failed on conflicting requirements (a pin, the lock)
     safe: tuple[str, ...] = ()
+    saved: str | None = None  # the env's lock kept in its history just before the install
     ran: tuple[str, ...] = ()  # the install command run
     install_code: int | None = None
     install_problem: str | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -186,7 +187,7 @@ def guard_doc(outcome: GuardOutcome, verbose: bool) -> Doc:
             doc += [command(text, indent=2) for text in outcome.safe]
         if not outcome.refusal:
             allow = "gpuenv guard --allow -- " + outcome.command.text
-            doc += [blank(), line(("or go on anyway: ", "muted"), allow)]
+            doc += [blank(), line("Or go on anyway:"), command(allow, indent=2)]
         return doc
     doc += [blank(), line(("ran: ", "muted"), " ".join(outcome.ran))]
     if outcome.install_problem:
@@ -209,11 +210,10 @@ def guard_doc(outcome: GuardOutcome, verbose: bool) -> Doc:
     if outcome.baseline is not outcome.before and drift:
         doc += [blank(), line(("! ", "warning"), "Against the lock, GPU-critical changes:")]
         doc += change_lines(drift)
-    if outcome.changed and not outcome.ok:
-        doc += [
-            blank(),
-            line(("undo: ", "muted"), "gpuenv restore LOCK  (gpuenv diff LOCK shows it)"),
-        ]
+    if outcome.changed and not outcome.ok and outcome.saved:
+        undo = f"gpuenv restore --python {shlex.quote(outcome.before.env.python)} "
+        doc += [blank(), line("To undo it (the env as it was before, kept by gpuenv):")]
+        doc.append(command(undo + shlex.quote(outcome.saved), indent=2))
     return doc
 
 
@@ -235,6 +235,7 @@ def guard_dict(outcome: GuardOutcome, code: int) -> dict[str, Any]:
         },
         "planned_changes": [change_dict(c) for c in outcome.planned],
         "safe_commands": list(outcome.safe),
+        "saved": outcome.saved,
         "ran": list(outcome.ran),
         "install_exit_code": outcome.install_code,
         "install_problem": outcome.install_problem,
