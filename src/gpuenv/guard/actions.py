@@ -164,6 +164,12 @@ def preview(
     argv = preview_argv(command, now.env.python, now.env.prefix)
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     result = process.run(argv, timeout=timeout, env=env)
+    if result.not_found or result.error:
+        raise GpuenvError(
+            "installer-not-found" if result.not_found else "cannot-run",
+            f"cannot run {argv[0]}: {result.problem()}",
+            hints=(f"install {command.program}, or give its path after --",),
+        )
     if not result.ok:
         text = (result.stderr.strip() or result.stdout.strip())[-2000:]
         if "no such option: --report" in text or "no such option: --dry-run" in text:

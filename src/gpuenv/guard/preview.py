@@ -45,14 +45,22 @@ def _bad(installer: str, why: str, text: str) -> GpuenvError:
     )
 
 
-def parse_pip_report(text: str) -> Preview:
-    """The report `pip install --dry-run --report -` writes to stdout."""
+def _json_object(text: str, installer: str) -> Mapping[str, Any]:
+    """The JSON object an installer printed (anything printed before it is skipped)."""
     start = text.find("{")
     try:
         doc, _ = json.JSONDecoder().raw_decode(text, max(start, 0))
     except (json.JSONDecodeError, RecursionError):
-        raise _bad("pip", "its report is not JSON", text) from None
-    if not isinstance(doc, Mapping) or not isinstance(doc.get("install"), list):
+        raise _bad(installer, "its output is not JSON", text) from None
+    if not isinstance(doc, Mapping):
+        raise _bad(installer, "its output is not a JSON object", text)
+    return doc
+
+
+def parse_pip_report(text: str) -> Preview:
+    """The report `pip install --dry-run --report -` writes to stdout."""
+    doc = _json_object(text, "pip")
+    if not isinstance(doc.get("install"), list):
         raise _bad("pip", "the report has no install list", text)
     planned = []
     for item in doc["install"]:
@@ -91,13 +99,7 @@ def parse_uv_dry_run(text: str) -> Preview:
 
 def parse_conda_dry_run(text: str) -> Preview:
     """`conda install --dry-run --json` (mamba and micromamba write the same keys)."""
-    start = text.find("{")
-    try:
-        doc, _ = json.JSONDecoder().raw_decode(text, max(start, 0))
-    except (json.JSONDecodeError, RecursionError):
-        raise _bad("conda", "its output is not JSON", text) from None
-    if not isinstance(doc, Mapping):
-        raise _bad("conda", "its output is not a JSON object", text)
+    doc = _json_object(text, "conda")
     if doc.get("success") is False or "error" in doc or "exception_name" in doc:
         why = doc.get("message") or doc.get("error") or doc.get("exception_name")
         raise _bad("conda", f"it cannot solve the request: {why}", text)
