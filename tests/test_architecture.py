@@ -18,6 +18,7 @@ PURE = [
     "versions.py",
     "redact.py",
     "snapshot_io.py",
+    "guard/__init__.py",
     "guard/model.py",
     "guard/build.py",
     "guard/lockfile.py",

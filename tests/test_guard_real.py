@@ -267,6 +267,10 @@ def test_bad_and_foreign_locks(
     assert "driver 535.183.01 → none found" in out and "The env already matches" in out
     code, data = gpuenv_json(capsys, "diff", "--python", python, str(lock))
     assert code == 0 and data["changes"] == [] and len(data["machine_changes"]) == 2
+    snapshot = tmp_path / "snapshot.json"
+    assert gpuenv(capsys, "snapshot", "--python", python, "-o", str(snapshot))[0] == 0
+    code, out, _ = gpuenv(capsys, "diff", "--python", python, str(snapshot))
+    assert code == 0 and "No package changed." in out
 
 
 # -- uv -------------------------------------------------------------------------------------------
