@@ -172,6 +172,12 @@ def preview(
         )
     if not result.ok:
         text = (result.stderr.strip() or result.stdout.strip())[-2000:]
+        if command.installer == "pip" and "No module named pip" in text:
+            raise GpuenvError(
+                "no-pip",
+                f"the env of {now.env.python} has no pip",
+                hints=("an env made by uv: gpuenv guard -- uv pip install ...",),
+            )
         if "no such option: --report" in text or "no such option: --dry-run" in text:
             text = "this pip is too old to preview an install (pip 22.2 or newer has --report)"
         return None, text or result.problem()
