@@ -495,3 +495,43 @@ def test_restore_plan_for_conda_uses_exact_specs() -> None:
 def test_unused_preview_type_is_constructible() -> None:
     assert Preview("pip").install == ()
     assert LockEnv("p").prefix is None
+
+
+def test_the_lock_records_the_driver_and_gpus_it_was_verified_on() -> None:
+    from gpuenv.facts import DriverFacts, GpuFacts
+
+    probed = replace(
+        snapshot(),
+        driver=DriverFacts(
+            versions=(Observation("550.54.14", "nvml"),), max_cuda=(Observation("12.4", "nvml"),)
+        ),
+        gpus=(GpuFacts(0, "NVIDIA A100-SXM4-80GB", "nvml", compute_capability="8.0"),),
+    )
+    machine = lock_from_snapshot(probed, default_kb()).machine
+    assert (machine.driver, machine.driver_max_cuda) == ("550.54.14", "12.4")
+    assert machine.gpus == (LockedGpu("NVIDIA A100-SXM4-80GB", "8.0"),)
+    text = lock_text(lock_from_snapshot(probed, default_kb()))
+    assert 'driver = "550.54.14"' in text and 'compute_capability = "8.0"' in text
+
+
+# -- terminal text ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_guard_refusal_and_restore_plan_fit_the_terminal(width: int) -> None:
+    from gpuenv.guard.outcomes import GuardOutcome
+    from gpuenv.render.guard import guard_doc, restore_doc
+    from gpuenv.render.terminal import Terminal, to_text
+    from tests.test_terminal_layout import _check
+
+    before = lock()
+    planned = compare(before, _with(before, torch="2.3.0+cpu", ftfy="6.2.0"))
+    command = parse_command(["pip", "install", "--upgrade", "some-long-package-name", "ftfy"])
+    safe = tuple(safe_commands(command, planned, before, None))
+    outcome = GuardOutcome(command, before, before, refused=True, planned=planned, safe=safe)
+    text = to_text(guard_doc(outcome, verbose=False), Terminal(width=width, colour=False))
+    assert "torch 2.1.0+cu121 → 2.3.0+cpu: CUDA build lost" in text
+    _check(text, width, [*safe, "gpuenv guard --allow -- " + command.text])
+    plan = restore_plan(before, _with(before, torch="2.3.0+cpu"), "/env/bin/python")
+    text = to_text(restore_doc(plan, "gpuenv.lock", dry_run=True), Terminal(width=width))
+    _check(text, width, [" ".join(argv) for argv in plan.commands])
