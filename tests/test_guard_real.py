@@ -277,8 +277,9 @@ def test_bad_and_foreign_locks(
 
 
 def _uv() -> str:
-    found = shutil.which("uv") or str(Path(sys.executable).parent / "uv")
-    if not Path(found).exists():
+    beside = Path(sys.executable).parent / "uv"  # the test extras' uv
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    if found is None:
         pytest.skip("uv is not installed (pip install -e '.[test]')")
     return found
 
@@ -300,7 +301,9 @@ def test_uv_project_pin_is_honoured_by_uv_add_and_uv_pip(
     (project / "pyproject.toml").write_text(original)
     offline = ["--no-index", "--find-links", str(links), "--offline"]
     env = {**os.environ, "UV_NO_CACHE": "1", "UV_PYTHON": sys.executable}
+    env["UV_PYTHON_DOWNLOADS"] = "never"
     monkeypatch.setenv("UV_NO_CACHE", "1")
+    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
     done = _run([uv, "sync", *offline], cwd=project, env=env)
     assert done.returncode == 0, done.stderr
     python = str(project / ".venv" / "bin" / "python")
