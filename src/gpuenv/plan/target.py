@@ -174,7 +174,7 @@ def _jetson_gpus(jetpack: Row) -> tuple[Gpu, ...]:
 
 
 def _shown(name: str, cc: object) -> str:
-    """"A100 (8.0)"; a GPU known only by its compute capability is not named twice."""
+    """ "A100 (8.0)"; a GPU known only by its compute capability is not named twice."""
     if name.startswith("compute capability") or name.startswith("(compute capability"):
         return name
     return f"{name} ({cc or '?'})"
