@@ -174,7 +174,14 @@ def _conda_install(ctx: Context, packages: Sequence[PackageChoice]) -> str:
         for p in packages
         if p.conda
     ]
+    cudas = sorted({p.cuda for p in packages if p.conda and p.cuda}, key=_cuda_key)
+    if cudas:  # the CUDA builds agree on one cuda-version: the highest they were built with
+        specs.insert(0, f"cuda-version={cudas[-1]}")
     return f"conda install{where} -c conda-forge {' '.join(_q(ctx, s) for s in specs)}"
+
+
+def _cuda_key(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
 def driver_install(ctx: Context, branch: int) -> tuple[str, ...]:

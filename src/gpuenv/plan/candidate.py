@@ -100,7 +100,7 @@ _SPECIFIC = ("cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")
 
 
 def _constraint(candidate: Candidate, want: Want) -> list[Rejection]:
-    if want.name in _SPECIFIC and candidate.name != want.name:
+    if want.name in _SPECIFIC and candidate.name != want.name and not _same_cupy(candidate, want):
         return [candidate.reject("constraint", f"you asked for {want.name}")]
     spec = specifier_of(want)
     if not str(spec):
@@ -108,6 +108,14 @@ def _constraint(candidate: Candidate, want: Want) -> list[Rejection]:
     if spec.contains(candidate.version, prereleases=True):
         return []
     return [candidate.reject("constraint", f"outside your constraint {want.name}{spec}")]
+
+
+def _same_cupy(candidate: Candidate, want: Want) -> bool:
+    """conda-forge names CuPy `cupy` for every CUDA: its build for CUDA 12 is cupy-cuda12x."""
+    cuda = candidate.cuda
+    return (
+        candidate.conda is not None and cuda is not None and want.name == f"cupy-cuda{cuda.major}x"
+    )
 
 
 def _python(candidate: Candidate, target: Target) -> list[Rejection]:

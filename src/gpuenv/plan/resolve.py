@@ -26,6 +26,7 @@ from gpuenv.plan.model import (
     INSTALLERS,
     NO_FIT,
     SPLIT,
+    CondaSpec,
     EnvPlan,
     PackageChoice,
     Plan,
@@ -314,7 +315,11 @@ def _expanded(candidate: Candidate, target: Target) -> list[PackageChoice]:
     """Packages installed with a candidate at exact versions (jaxlib and the CUDA plugin)."""
     out = []
     for name, version, extras in candidate.companions:
-        extra = replace(candidate, name=name, version=version, extras=extras, companions=())
+        # a conda-forge companion (jax beside jaxlib) is its own package, without a build string
+        conda = CondaSpec(name, version, None) if candidate.conda else None
+        extra = replace(
+            candidate, name=name, version=version, extras=extras, companions=(), conda=conda
+        )
         choice = to_choice(extra, target, ())
         why = f"installed with {candidate.label}"
         out.append(replace(choice, why=why, companion_of=candidate.framework))

@@ -38,9 +38,13 @@ DEPENDENTS: Mapping[str, DependentGenerator] = {
 
 def candidates_for(framework: str, target: Target, installer: str) -> list[Candidate]:
     if installer in CONDA_LIKE:
-        from gpuenv.plan.conda import conda_candidates
+        from gpuenv.plan.conda import FORGE_PACKAGES, conda_candidates
 
         builds = conda_candidates(target, framework)
+        if builds is not None and framework in FORGE_PACKAGES:
+            # conda-forge's builds first; the package index's wheels (a pip section) only where
+            # none of them fits (a Python or a driver conda-forge does not build for)
+            return [*builds, *wheel_candidates(framework, target)]
         if builds is not None:
             return builds
     return wheel_candidates(framework, target)

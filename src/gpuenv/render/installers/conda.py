@@ -30,9 +30,15 @@ def conda_spec(package: PackageChoice) -> str | None:
 
 
 def cuda_version_pin(env: EnvPlan) -> str | None:
-    """The cuda-version of the env's conda CUDA builds (they must agree)."""
-    cudas = sorted({p.cuda for p in env.packages if p.conda and p.cuda})
+    """The one cuda-version every conda CUDA build of the env runs with: the highest CUDA they
+    were built with (they share its major; a build for CUDA 12.8 runs with cuda-version 12.9)."""
+    cudas = sorted({p.cuda for p in env.packages if p.conda and p.cuda}, key=_cuda_key)
     return cudas[-1] if cudas else None
+
+
+def _cuda_key(text: str) -> tuple[int, ...]:
+    """'12.10' sorts above '12.9'."""
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
 def environment_yml(plan: Plan, env: EnvPlan) -> str:
