@@ -19,7 +19,7 @@ from gpuenv.kb.query.cuda import (
     mvc_min_driver,
     toolkit_min_driver,
 )
-from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection
+from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection, SourceBuild
 from gpuenv.plan.request import Want
 from gpuenv.plan.target import GpuFloor, Target
 from gpuenv.plan.wheels import version_key
@@ -48,6 +48,9 @@ class Candidate:
     pins_known: bool = True
     system_needs: tuple[str, ...] = ()
     conda: CondaSpec | None = None
+    url: str | None = None  # installed by its URL (a release asset)
+    exclusive_index: bool = False  # the default index has this version in another build
+    source_build: SourceBuild | None = None  # built from source on the target
     blocked: tuple[Rejection, ...] = ()  # rules its generator already knows it fails
     # packages pinned with it: (name, version, extras), e.g. ("jaxlib", "0.6.2", ())
     companions: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
@@ -63,6 +66,11 @@ class Candidate:
     @property
     def public(self) -> Version:
         return version_key(self.version.split("+")[0])
+
+    @property
+    def public_text(self) -> str:
+        """The version without its local label: '2.5.1' of '2.5.1+cu121'."""
+        return self.version.split("+")[0]
 
     def reject(self, rule: str, reason: str, needs: str | None = None) -> Rejection:
         return Rejection(self.framework, self.label, rule, reason, needs)
@@ -300,6 +308,9 @@ def to_choice(
         pins=candidate.pins,
         system_needs=candidate.system_needs,
         conda=candidate.conda,
+        url=candidate.url,
+        exclusive_index=candidate.exclusive_index,
+        source_build=candidate.source_build,
         why=candidate.why,
         notes=candidate.notes,
         rejected=rejected,

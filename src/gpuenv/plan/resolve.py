@@ -20,6 +20,7 @@ from gpuenv.kb import KnowledgeBase
 from gpuenv.plan import joint
 from gpuenv.plan.candidate import Candidate, judge, to_choice
 from gpuenv.plan.changes import smallest_changes
+from gpuenv.plan.extensions import EXTENSIONS, extension_notes
 from gpuenv.plan.model import (
     CONDA_LIKE,
     FITS,
@@ -66,6 +67,9 @@ def make_plan(
         if f not in DEPENDENTS
     }
     envs, unplaced = _place(target, wanted, judged)
+    if any(u.package in EXTENSIONS for u in unplaced):
+        # no prebuilt wheel of an extension fits any torch allowed: plan its build from source
+        envs, unplaced = _with_source_builds(target, wanted, judged)
     envs = tuple(replace(env, carried=request.carried) for env in envs)
     plan = Plan(
         wants=tuple(w.raw or w.name for w in request.wants),
@@ -79,7 +83,7 @@ def make_plan(
     )
     plan = replace(plan, min_driver=plan_min_driver(plan))
     plan = _with_djl(plan, target, wants)
-    notes = plan_notes(plan, target, request)
+    notes = (*plan_notes(plan, target, request), *extension_notes(plan))
     if image is not None:
         from gpuenv.plan.docker import finish_container, with_python_note
 
@@ -87,6 +91,27 @@ def make_plan(
         plan = replace(plan, container=container)
         notes = (*with_python_note(container, asked_python), *notes)
     return replace(plan, notes=notes)
+
+
+def _with_source_builds(
+    target: Target, wanted: Mapping[str, Want], judged: Mapping[str, _Judged]
+) -> tuple[tuple[EnvPlan, ...], tuple[Unplaced, ...]]:
+    built = replace(target, source_builds=True)
+    envs, unplaced = _place(built, wanted, judged)
+    torch = judged.get("torch")
+    first = {"torch": torch.fitting[0]} if torch and torch.fitting else None
+    out = []
+    for lost in unplaced:
+        if lost.package in EXTENSIONS and first is not None:
+            # say why the extension itself does not fit (its GPUs, its platform), not only that
+            # nothing paired with torch
+            own = _judge_all(
+                DEPENDENTS[lost.package](built, first), built, wanted.get(lost.package)
+            )
+            reasons = tuple(r for rs in own.rejected.values() for r in rs)
+            lost = Unplaced(lost.package, reasons or lost.rejected)
+        out.append(lost)
+    return envs, tuple(out)
 
 
 def _with_djl(plan: Plan, target: Target, wants: Sequence[Want]) -> Plan:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from gpuenv.plan.candidate import Candidate
+from gpuenv.plan.extensions import EXTENSIONS
 from gpuenv.plan.model import CONDA_LIKE
 from gpuenv.plan.target import Target
 
@@ -29,10 +30,17 @@ def _companion(name: str, target: Target, chosen: Mapping[str, Candidate]) -> Se
     return companion_candidates(target, name, chosen)
 
 
+def _extension(name: str, target: Target, chosen: Mapping[str, Candidate]) -> Sequence[Candidate]:
+    from gpuenv.plan.extensions import extension_candidates
+
+    return extension_candidates(target, name, chosen)
+
+
 # Frameworks whose candidates depend on the torch picked before them.
 DEPENDENTS: Mapping[str, DependentGenerator] = {
     "torchvision": partial(_companion, "torchvision"),
     "torchaudio": partial(_companion, "torchaudio"),
+    **{name: partial(_extension, name) for name in EXTENSIONS},
 }
 
 

@@ -44,6 +44,8 @@ class Target:
     wants_gpu: bool  # plan GPU builds: a GPU or a driver is known (and not macOS)
     # the lowest driver every target GPU's architecture needs, and why (None: no GPU needs one)
     gpu_floor: GpuFloor | None = None
+    # plan builds from source for extensions no prebuilt wheel serves (a second pass)
+    source_builds: bool = False
     _driver_cache: dict[tuple[int, int], DriverSupport] = field(
         default_factory=dict, compare=False, repr=False
     )
