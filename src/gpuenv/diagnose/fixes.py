@@ -238,7 +238,7 @@ def _extension_summary(choice: PackageChoice) -> str:
     if build is None:
         where = choice.url or choice.find_links or choice.index_url or "the package index"
         return f"{choice.name} {choice.public_version} built for this torch (from {where})"
-    toolkit = f"the toolkit at {build.toolkit}" if build.toolkit else "none is installed here"
+    toolkit = f"the toolkit at {build.toolkit}" if build.toolkit else "none was found"
     return (
         f"{choice.name} {choice.version or ''} built from source against this torch: no prebuilt "
         f"wheel fits it; the build needs nvcc of CUDA {build.nvcc} ({toolkit})"

@@ -258,6 +258,7 @@ def _recipe(
         nvcc=torch.cuda.short,
         nvcc_match=match,
         toolkit=_toolkit(target, torch.cuda, match),
+        toolkits_known=target.ctx.snapshot.origin != "declared",
         clone=clone,
         why=f"no prebuilt {name} wheel for torch {torch.public_text} ({torch.build})",
     )

@@ -71,6 +71,7 @@ class SourceBuild:
     nvcc: str  # the CUDA toolkit release it must be built with: "12.8"
     nvcc_match: str  # "minor": exactly that major.minor; "major": that major, minor advised
     toolkit: str | None = None  # the machine's matching toolkit, when the snapshot has one
+    toolkits_known: bool = True  # False for a declared target: its toolkits were not probed
     clone: str | None = None  # a repository to clone and build in (apex)
     why: str = ""  # why a source build: "no prebuilt flash-attn wheel for torch 2.13"
 

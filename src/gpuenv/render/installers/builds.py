@@ -60,12 +60,15 @@ def build_notes(env: EnvPlan) -> list[str]:
 
 def _build_note(package: PackageChoice, build: SourceBuild) -> str:
     same = "exactly" if build.nvcc_match == "minor" else "the same major (and best the same minor)"
-    have = (
-        f"this machine has it at {build.toolkit}"
-        if build.toolkit
-        else f"no CUDA {build.nvcc} toolkit was found on this machine: install it and put its "
-        "nvcc first on PATH (or set CUDA_HOME)"
-    )
+    if build.toolkit:
+        have = f"the machine has it at {build.toolkit} (set CUDA_HOME to it for the build)"
+    elif build.toolkits_known:
+        have = (
+            f"no CUDA {build.nvcc} toolkit was found on the machine: install it and put its "
+            "nvcc first on PATH (or set CUDA_HOME)"
+        )
+    else:
+        have = f"the target's toolkits are not known (declared): have CUDA {build.nvcc}'s nvcc"
     name = f"{package.name} {package.version}".strip()
     return (
         f"{name} is built from source ({build.why}): it needs nvcc of CUDA {build.nvcc}, "
