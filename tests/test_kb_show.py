@@ -10,7 +10,8 @@ import pytest
 
 from gpuenv.errors import GpuenvError
 from gpuenv.kb.loader import KnowledgeBase, default_kb, load_kb
-from gpuenv.kb.show import ShowTable, python_span, render_table, show, table_to_json
+from gpuenv.kb.show import ShowTable, python_span, show, table_to_json
+from gpuenv.render.kb_table import render_table
 
 
 @pytest.fixture(scope="module")

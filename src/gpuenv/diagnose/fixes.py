@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.diagnose.context import Context
+from gpuenv.facts import FrameworkBuild
 from gpuenv.plan.model import PackageChoice
 
 COMPANIONS = ("torchvision", "torchaudio")
@@ -45,7 +46,7 @@ def python_of(ctx: Context) -> str:
     return "python" if ctx.os == "windows" else "python3"
 
 
-def _program(ctx: Context, path: str) -> str:
+def program(ctx: Context, path: str) -> str:
     """The interpreter as the first word of a command: PowerShell runs a quoted path only
     through its call operator."""
     word = quote(ctx, path)
@@ -72,14 +73,14 @@ def pip_install(
         again = " --reinstall" if reinstall else ""
         return f"uv pip install --python {_q(ctx, interpreter)}{again} {reqs}{index}"
     again = " --force-reinstall" if reinstall else ""
-    return f"{_program(ctx, interpreter)} -m pip install{again} {reqs}{index}"
+    return f"{program(ctx, interpreter)} -m pip install{again} {reqs}{index}"
 
 
 def pip_uninstall(ctx: Context, installer: str, names: Sequence[str]) -> str:
     shown = " ".join(_q(ctx, n) for n in names)
     if installer == "uv":
         return f"uv pip uninstall --python {_q(ctx, python_of(ctx))} {shown}"
-    return f"{_program(ctx, python_of(ctx))} -m pip uninstall -y {shown}"
+    return f"{program(ctx, python_of(ctx))} -m pip uninstall -y {shown}"
 
 
 def installed_version(ctx: Context, name: str) -> str | None:
@@ -194,83 +195,54 @@ def driver_install(ctx: Context, branch: int) -> tuple[str, ...]:
     return ()
 
 
-@dataclass(frozen=True)
-class ExtensionFix:
-    """What `gpuenv plan` picks for an extension against the torch installed: the command
-    installing it into this env, and what it is (a prebuilt wheel or a source build)."""
-
-    summary: str
-    command: str
-    choice: PackageChoice
+# frameworks in the env -> the name `gpuenv plan` plans them by
+_PLANNED = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax"}
 
 
-def planned_extension(ctx: Context, name: str, torch_pin: str) -> ExtensionFix | None:
-    """The extension `name` for this env's torch (`torch_pin` names its build: '==2.4.1+cu118'),
-    as the plan engine chooses it: a prebuilt wheel from where it is published, else the build
-    from source with the nvcc and GPU architectures it needs. None when nothing fits."""
-    from gpuenv.errors import GpuenvError
-    from gpuenv.plan.request import request_from_arguments
-    from gpuenv.plan.resolve import make_plan
-
-    base = "==" + torch_pin.lstrip("=").split("+")[0]
-    plan = None
-    for pin in dict.fromkeys((torch_pin, base)):  # the exact build, else the release
-        try:
-            request = request_from_arguments([f"torch{pin}", name])
-            plan = make_plan(request, ctx.snapshot, ctx.kb, "pip")
-        except GpuenvError:
-            continue
-        if not plan.unplaced and len(plan.envs) == 1:
-            break
-    if plan is None or plan.unplaced or len(plan.envs) != 1:
+def same_release_fix(ctx: Context, fw: FrameworkBuild) -> PlannedFix | None:
+    """The build of the installed release that `gpuenv plan` picks for this machine."""
+    framework = _PLANNED.get(fw.name)
+    base = release_of(_planned_version(ctx, fw))
+    if framework is None or base is None:
         return None
-    choice = next((p for p in plan.envs[0].packages if p.framework != "torch"), None)
-    if choice is None:
+    return _replacing(ctx, fw, planned_install(ctx, [f"{framework}=={base}"], framework))
+
+
+def newest_fix(ctx: Context, fw: FrameworkBuild) -> PlannedFix | None:
+    """The newest release `gpuenv plan` picks for this machine."""
+    framework = _PLANNED.get(fw.name)
+    if framework is None:
         return None
-    installer = "uv" if ctx.installer_for(name) == "uv" else "pip"
-    return ExtensionFix(
-        _extension_summary(choice), _extension_command(ctx, choice, installer), choice
-    )
+    return _replacing(ctx, fw, planned_install(ctx, [framework], framework))
 
 
-def _extension_summary(choice: PackageChoice) -> str:
-    build = choice.source_build
-    if build is None:
-        where = choice.url or choice.find_links or choice.index_url or "the package index"
-        return f"{choice.name} {choice.public_version} built for this torch (from {where})"
-    toolkit = f"the toolkit at {build.toolkit}" if build.toolkit else "none was found"
-    return (
-        f"{choice.name} {choice.version or ''} built from source against this torch: no prebuilt "
-        f"wheel fits it; the build needs nvcc of CUDA {build.nvcc} ({toolkit})"
-    ).replace("  ", " ")
+def _planned_version(ctx: Context, fw: FrameworkBuild) -> str | None:
+    if fw.name == "jaxlib":
+        return installed_version(ctx, "jax") or fw.version
+    return fw.version
 
 
-def _extension_command(ctx: Context, choice: PackageChoice, installer: str) -> str:
-    python = python_of(ctx)
-    head = (
-        f"uv pip install --python {_q(ctx, python)}"
-        if installer == "uv"
-        else f"{_program(ctx, python)} -m pip install"
-    )
-    build = choice.source_build
-    if build is not None:
-        command = build.command.replace("pip install", head, 1)
-        if build.clone:
-            folder = build.clone.rstrip("/").rsplit("/", 1)[-1]
-            command = f"git clone {_q(ctx, build.clone)} && {command[:-2]} ./{folder}"
-        if ctx.os == "windows":
-            return "; ".join([*(f'$env:{k}="{v}"' for k, v in build.env), command])
-        return " ".join([*(f"{k}={_q(ctx, v)}" for k, v in build.env), command])
-    again = "--reinstall" if installer == "uv" else "--force-reinstall"
-    if choice.exclusive_index and choice.index_url:
-        index = f"--index-url {_q(ctx, choice.index_url)}"
-        return f"{head} {again} --no-deps {index} {_q(ctx, choice.requirement)}"
-    reinstall = pip_install(
-        ctx,
-        installer,
-        [choice.requirement],
-        extra_index_urls=(choice.index_url,) if choice.index_url else (),
-        reinstall=True,
-        find_links=(choice.find_links,) if choice.find_links else (),
-    )
-    return f"{reinstall} --no-deps"
+def _replacing(ctx: Context, fw: FrameworkBuild, planned: PlannedFix | None) -> PlannedFix | None:
+    """JAX loads every GPU plugin installed: the plugin of another CUDA major goes first."""
+    if planned is None or fw.name not in ("jax", "jaxlib"):
+        return planned
+    keep = {p.name for p in planned.packages}
+    env = ctx.snapshot.python_env
+    stale = [
+        d.name
+        for d in (env.distributions if env else ())
+        if _JAX_PLUGIN.fullmatch(_norm(d.name))
+        and _norm(d.name) not in keep
+        and _norm(d.name).replace("-pjrt", "-plugin") not in keep
+    ]
+    if not stale:
+        return planned
+    remove = pip_uninstall(ctx, planned.installer, stale)
+    return replace(planned, commands=(remove, *planned.commands))
+
+
+_JAX_PLUGIN = re.compile(r"jax-(cuda|rocm)\d+-(plugin|pjrt)")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
