@@ -57,3 +57,15 @@ def test_every_url_the_plan_writes_exists(scenario: Scenario) -> None:
             assert url == torch_index_url(default_kb(), tail) or tail == "torch_stable.html"
             continue
         assert _exists(url), url
+
+
+@pytest.mark.network
+def test_xformers_for_the_package_indexs_torch_is_on_the_package_index() -> None:
+    from tests.index_check import unavailable
+
+    plan = plan_for(
+        Scenario("xf0", ("torch==2.8.0", "xformers"), "570.124.06", ("RTX 4090",), "3.12")
+    )
+    requirements = [p.requirement for p in plan.packages()]
+    assert "xformers==0.0.32.post2" in requirements and "torch==2.8.0" in requirements
+    assert unavailable(requirements, "3.12", "linux-x86_64") == []

@@ -273,3 +273,19 @@ def test_every_installer_keeps_the_source_build_out_of_its_files(installer: str)
         body = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
         assert not any("flash-attn" in line or "flash_attn" in line for line in body), name
     assert any("nvcc of CUDA" in n for n in rendered.notes)
+
+
+@pytest.mark.parametrize(
+    ("torch", "variant", "abi"),
+    [
+        ("2.5.1", "cu124", False),
+        ("2.6.0", "cu124", False),
+        ("2.6.0", "cu126", True),  # the 2.6 CUDA 12.6.3 builds were the first on the new ABI
+        ("2.8.0", "cu128", True),
+        ("2.6.0", "rocm6.2.4", None),  # not recorded: no flash-attn wheel is guessed for it
+    ],
+)
+def test_torchs_cxx11_abi_decides_which_flash_attn_asset(
+    torch: str, variant: str, abi: bool | None
+) -> None:
+    assert torch_cxx11_abi(default_kb(), torch, variant) is abi
