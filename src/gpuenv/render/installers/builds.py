@@ -4,6 +4,7 @@ become commands run after the env's install, and notes that say what a build nee
 
 from __future__ import annotations
 
+from gpuenv.kb.query.cuda import MVC
 from gpuenv.plan.model import EnvPlan, PackageChoice, Plan, SourceBuild
 from gpuenv.render.installers.common import q, windows
 
@@ -70,6 +71,11 @@ def _build_note(package: PackageChoice, build: SourceBuild) -> str:
     else:
         have = f"the target's toolkits are not known (declared): have CUDA {build.nvcc}'s nvcc"
     name = f"{package.name} {package.version}".strip()
+    if package.driver_how == MVC:
+        have += (
+            f"; the driver runs CUDA {build.nvcc} code under minor-version compatibility only, "
+            "so the build must hold SASS for the target GPUs (TORCH_CUDA_ARCH_LIST), not PTX"
+        )
     return (
         f"{name} is built from source ({build.why}): it needs nvcc of CUDA {build.nvcc}, "
         f"{same} as torch's CUDA; {have}. --no-build-isolation builds it against the torch "
