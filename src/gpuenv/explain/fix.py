@@ -126,7 +126,7 @@ def _driver_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
     lead = _driver_need(facts, snapshot, kb)
     framework = _framework(facts)
     planned = plan_fix([framework], snapshot, kb, lead + "Upgrade the driver, or: ")
-    if planned is not None:
+    if planned is not None and planned.commands:
         return planned
     return Fix(lead + "Upgrade the driver.", (), "system") if lead else None
 

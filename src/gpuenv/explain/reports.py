@@ -51,13 +51,20 @@ def _window(text: Text, line: int, before: int, after: int) -> tuple[int, list[s
 
 
 def _fact(
-    name: str, value: object, start: int, lines: list[str], reader: str, **details: object
+    name: str,
+    value: object,
+    start: int,
+    lines: list[str],
+    reader: str,
+    nth: int = 0,
+    **details: object,
 ) -> Fact | None:
-    """A fact found in a window: its line is the first one that shows the value."""
+    """A fact found in a window: its line is the (nth) first one that shows the value."""
     if value is None or value == "":
         return None
     shown = str(value)
-    at = next((n for n, ln in enumerate(lines) if shown in ln), 0)
+    showing = [n for n, ln in enumerate(lines) if shown.lower() in ln.lower()]
+    at = showing[min(nth, len(showing) - 1)] if showing else 0
     extra = tuple((k, str(v)) for k, v in details.items() if v is not None)
     return Fact(
         name,
@@ -103,7 +110,16 @@ def _collect_env(text: Text, line: int) -> list[Fact]:
     available = report.cuda_available
     if available is not None:
         found.append(_fact("cuda_available", str(available).lower(), start, lines, r))
-    found += [_fact("gpu", name, start, lines, r) for name in report.gpus]
+    found += [
+        _fact("gpu", name, start, lines, r, report.gpus[:n].count(name))
+        for n, name in enumerate(report.gpus)
+    ]
+    if (
+        report.torch_cuda is None
+        and report.rocm is None
+        and "CUDA used to build PyTorch" in report.values
+    ):
+        found.append(_fact("torch_cuda", "none", start, lines, r))
     platform = report.get("Python platform") or ""
     if "microsoft-standard-wsl" in platform.lower():
         found.append(_fact("wsl", "true", start, lines, r))
@@ -136,7 +152,7 @@ def _smi_table(text: Text, line: int) -> list[Fact]:
         _fact("driver_version", header.driver_version, start, lines, r),
         _fact("driver_max_cuda", header.driver_max_cuda, start, lines, r),
     ]
-    for gpu in header.gpus:
+    for n, gpu in enumerate(header.gpus):
         found.append(
             _fact(
                 "gpu",
@@ -144,6 +160,7 @@ def _smi_table(text: Text, line: int) -> list[Fact]:
                 start,
                 lines,
                 r,
+                [g.name for g in header.gpus[:n]].count(gpu.name),
                 memory_mib=gpu.memory_mib,
                 mig_mode=gpu.mig_mode,
                 bus_id=gpu.bus_id,
@@ -165,7 +182,7 @@ def _smi_query(text: Text, line: int) -> list[Fact]:
     query = parse_smi_query_csv("\n".join(lines))
     r = "nvidia-smi --query-gpu"
     found = []
-    for gpu in query.gpus:
+    for n, gpu in enumerate(query.gpus):
         found.append(
             _fact(
                 "gpu",
@@ -173,6 +190,7 @@ def _smi_query(text: Text, line: int) -> list[Fact]:
                 start,
                 lines,
                 r,
+                [g.name for g in query.gpus[:n]].count(gpu.name),
                 memory_mib=gpu.memory_mib,
                 pci_device_id=gpu.pci_device_id,
                 cc=gpu.compute_capability,

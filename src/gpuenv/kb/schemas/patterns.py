@@ -17,7 +17,6 @@ from __future__ import annotations
 from gpuenv.diagnose.findings import CAUSES
 from gpuenv.kb.schema import TableSpec, f
 
-
 TABLES: dict[str, TableSpec] = {
     "pattern": TableSpec(
         fields={
@@ -41,7 +40,6 @@ TABLES: dict[str, TableSpec] = {
             "text": f("str"),
         },
         key=("pattern", "text"),
-        description="A real text a pattern must match, and where it was seen (locator: the "
-        "thread)",
+        description="A real text a pattern must match, and where it was seen (locator: the thread)",
     ),
 }
