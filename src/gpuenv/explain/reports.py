@@ -123,9 +123,6 @@ def _collect_env(text: Text, line: int) -> list[Fact]:
     platform = report.get("Python platform") or ""
     if "microsoft-standard-wsl" in platform.lower():
         found.append(_fact("wsl", "true", start, lines, r))
-    for lib in report.libraries:
-        if lib.name in ("torch", "pytorch") and not report.torch_version:
-            found.append(_fact("torch_version", lib.version, start, lines, r))
     return _keep(found)
 
 
