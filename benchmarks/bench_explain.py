@@ -17,6 +17,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.explain_corpus import Score, cause_accuracy, fact_share, rows  # noqa: E402
+
 from gpuenv.explain import explain_text  # noqa: E402
 from gpuenv.kb import default_kb  # noqa: E402
 
@@ -35,8 +36,10 @@ def main(folders: list[Path]) -> None:
             cases = rows(path)
             alone = cause_accuracy(cases, kb, with_context=False)
             context = cause_accuracy(cases, kb, with_context=True)
-            print(f"{path}: {len(cases)} cases, top-1 {alone.share:.1%} (error text alone), "
-                  f"{context.share:.1%} (with context)")
+            print(
+                f"{path}: {len(cases)} cases, top-1 {alone.share:.1%} (error text alone), "
+                f"{context.share:.1%} (with context)"
+            )
             _table(context)
         for path in sorted(folder.glob("pasted-reports*.jsonl")):
             score = fact_share(rows(path), kb)

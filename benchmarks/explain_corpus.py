@@ -36,8 +36,13 @@ FACT_OF = {
     "failed_libraries": "missing_library",
     "gpus": "gpu",
 }
-CUDA_OF_KIND = {"nvidia_smi": "driver_max_cuda", "nvidia_smi_q": "driver_max_cuda",
-                "nvcc": "toolkit_cuda", "jetson_release": "toolkit_cuda", "tf_build_info": "tensorflow_cuda"}
+CUDA_OF_KIND = {
+    "nvidia_smi": "driver_max_cuda",
+    "nvidia_smi_q": "driver_max_cuda",
+    "nvcc": "toolkit_cuda",
+    "jetson_release": "toolkit_cuda",
+    "tf_build_info": "tensorflow_cuda",
+}
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
@@ -79,7 +84,7 @@ def _values(explanation: Explanation, name: str) -> list[str]:
 
 
 def _matches(expected: Any, got: list[str]) -> bool:
-    if expected is None or expected == [] or expected is False and not got:
+    if expected is None or expected == [] or (expected is False and not got):
         return not got or expected is False
     if isinstance(expected, bool):
         return str(expected).lower() in got
@@ -90,8 +95,11 @@ def _matches(expected: Any, got: list[str]) -> bool:
     return any(g == text or text.startswith(g) or g.startswith(text) for g in got)
 
 
-def fact_share(reports: Iterable[dict[str, Any]], kb: KnowledgeBase,
-               on_miss: Callable[[str], None] | None = None) -> Score:
+def fact_share(
+    reports: Iterable[dict[str, Any]],
+    kb: KnowledgeBase,
+    on_miss: Callable[[str], None] | None = None,
+) -> Score:
     """Of the expected facts explain has a name for, the share it reads right."""
     score = Score()
     for report in reports:
@@ -112,7 +120,9 @@ def fact_share(reports: Iterable[dict[str, Any]], kb: KnowledgeBase,
                 score.right += 1
                 score.by_cause[report["kind"]]["right"] += 1
             else:
-                score.wrong.append(f"{report['id']}: {key}={expected!r} got {_values(explanation, name)}")
+                score.wrong.append(
+                    f"{report['id']}: {key}={expected!r} got {_values(explanation, name)}"
+                )
                 if on_miss:
                     on_miss(score.wrong[-1])
     return score

@@ -94,11 +94,14 @@ _CACHE: dict[int, tuple[KnowledgeBase, tuple[Pattern, ...]]] = {}
 
 
 def patterns(kb: KnowledgeBase) -> tuple[Pattern, ...]:
-    """Every pattern of the knowledge base that compiles, compiled once per knowledge base."""
+    """Every pattern of the knowledge base that compiles without a problem (one that could
+    backtrack, or has no literal to be found by, is left out), compiled once per knowledge
+    base."""
     cached = _CACHE.get(id(kb))
     if cached is not None and cached[0] is kb:
         return cached[1]
-    compiled = tuple(p for p, _ in map(compile_row, kb.rows("patterns", "pattern")) if p)
+    rows = map(compile_row, kb.rows("patterns", "pattern"))
+    compiled = tuple(p for p, problems in rows if p and not problems)
     _CACHE[id(kb)] = (kb, compiled)
     return compiled
 
@@ -178,26 +181,31 @@ def _walk(items: list[Any], inside_repeat: bool) -> str | None:
 
 
 def slow_on_adversarial_lines(pattern: Pattern, examples: Sequence[str]) -> float:
-    """Seconds the regex takes over lines built to make a backtracking regex slow: its examples
-    repeated to MAX_LINE characters, cut short of a match, and long runs of one character."""
-    subjects = list(_adversarial(pattern, examples))
+    """Seconds the regex takes over lines built to make a backtracking regex slow (its examples
+    repeated, cut short of a match, long runs of one character), at growing lengths up to
+    MAX_LINE; it stops as soon as SLOW_SECONDS are spent, so an exponential regex is caught at
+    a short length instead of hanging the audit."""
     started = time.perf_counter()
-    for subject in subjects:
-        pattern.regex.search(subject)
+    for length in (*range(12, 34, 2), 48, 64, 128, 256, 512, 1000, MAX_LINE):
+        for subject in _adversarial(pattern, examples, length):
+            pattern.regex.search(subject)
+        took = time.perf_counter() - started
+        if took > SLOW_SECONDS:
+            return took
     return time.perf_counter() - started
 
 
-def _adversarial(pattern: Pattern, examples: Sequence[str]) -> Iterable[str]:
+def _adversarial(pattern: Pattern, examples: Sequence[str], length: int) -> Iterable[str]:
     for text in examples:
         for cut in (text, text[:-1], text[: len(text) // 2]):
             if cut:
-                yield (cut * (MAX_LINE // len(cut) + 1))[:MAX_LINE]
+                yield (cut * (length // len(cut) + 1))[:length]
         for needle in pattern.needles:
-            yield (needle + " " + text * (MAX_LINE // max(len(text), 1)))[:MAX_LINE]
+            yield (needle + " " + text * (length // max(len(text), 1)))[:length]
     for char in " a0_.-/\\:(\t":
-        yield char * MAX_LINE
+        yield char * length
         for needle in pattern.needles:
-            yield (needle + char * MAX_LINE)[:MAX_LINE]
+            yield (needle + char * length)[:length]
 
 
 def match_example(pattern: Pattern, text: str) -> re.Match[str] | None:
