@@ -20,6 +20,16 @@ PURE = [
     "versions.py",
     "redact.py",
     "snapshot_io.py",
+    "guard/__init__.py",
+    "guard/model.py",
+    "guard/build.py",
+    "guard/lockfile.py",
+    "guard/compare.py",
+    "guard/pin.py",
+    "guard/preview.py",
+    "guard/commands.py",
+    "guard/restore.py",
+    "guard/outcomes.py",
 ]
 FORBIDDEN_MODULES = {"subprocess", "ctypes", "gpuenv.probe"}
 # kb/refresh.py and kb/index_client.py are the maintainer's network tools, not judgement code.

@@ -27,7 +27,22 @@ from gpuenv.errors import (
 )
 
 Handler = Callable[[argparse.Namespace], int]
+<<<<<<< HEAD
 COMMANDS = ("snapshot", "doctor", "plan", "explain", "kb", "completion")
+=======
+COMMANDS = (
+    "snapshot",
+    "doctor",
+    "plan",
+    "lock",
+    "pin",
+    "guard",
+    "diff",
+    "restore",
+    "kb",
+    "completion",
+)
+>>>>>>> main
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
