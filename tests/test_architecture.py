@@ -10,6 +10,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuenv"
 PURE = [
     "diagnose",
+    "explain",
+    "parse",
     "kb",
     "plan",
     "render",

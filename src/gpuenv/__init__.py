@@ -7,6 +7,8 @@ fast:
 - `doctor(snapshot, kb=None)`: the stack's floors and the findings, each with evidence and a fix
   (named for the command: `gpuenv.diagnose` is the subpackage that holds the rules)
 - `make_plan(request, snapshot, kb, installer)`: versions that fit, with reasons
+- `explain_text(text, kb=None, snapshot=None)`: the cause of an error text or pasted report,
+  the evidence, the facts, and the fix for those facts (an `Explanation`)
 - `default_kb()` / `load_kb(...)`: the knowledge base
 - `Snapshot`, `WhatIf`: the facts document and the what-if flags
 """
@@ -23,6 +25,7 @@ _WHERE = {
     "WhatIf": "gpuenv.whatif",
     "default_kb": "gpuenv.kb",
     "doctor": "gpuenv.api",
+    "explain_text": "gpuenv.explain",
     "load_kb": "gpuenv.kb",
     "make_plan": "gpuenv.plan.resolve",
     "request_from_arguments": "gpuenv.plan.request",
