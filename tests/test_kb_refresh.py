@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from packaging.requirements import Requirement
 
 from gpuenv.errors import GpuenvError
-from gpuenv.kb import index_client as ic
-from gpuenv.kb import refresh as rf
 from gpuenv.kb.loader import DATA_DIR, parse_kb_file
-from gpuenv.kb.toml_writer import toml_document
+from gpuenv.kbtools import index_client as ic
+from gpuenv.kbtools import refresh as rf
+from gpuenv.kbtools.toml_writer import toml_document
 
 if sys.version_info >= (3, 11):
     import tomllib

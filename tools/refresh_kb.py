@@ -19,7 +19,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from gpuenv.errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, GpuenvError
-from gpuenv.kb.refresh import PACKAGES, refresh
+from gpuenv.kbtools.refresh import PACKAGES, refresh
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -93,7 +93,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 
 def run_refresh(args: argparse.Namespace) -> int:
-    from gpuenv.kb.refresh import refresh
+    from gpuenv.kbtools.refresh import refresh
 
     report = refresh(packages=tuple(args.package) or None, out=args.out)
     output.emit(report.summary() + "\n")

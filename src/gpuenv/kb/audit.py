@@ -16,7 +16,7 @@ from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion, dotted
 
 ERROR = "error"

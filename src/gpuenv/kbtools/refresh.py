@@ -25,10 +25,12 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from gpuenv._version import __version__
+from gpuenv.edges.output import write_file
 from gpuenv.errors import GpuenvError
-from gpuenv.kb import index_client as ic
-from gpuenv.kb.loader import DATA_DIR
-from gpuenv.kb.toml_writer import toml_document, write_atomically
+from gpuenv.kb.model import DATA_DIR
+from gpuenv.kbtools import index_client as ic
+from gpuenv.kbtools.compile import write_compiled
+from gpuenv.kbtools.toml_writer import toml_document
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -334,13 +336,11 @@ def refresh(
             hints=("check the network and pip's index-url (`pip config list`)",),
         ) from None
     try:
-        write_atomically(target, wheels_toml(rows + kept, moment))
+        write_file(target, wheels_toml(rows + kept, moment))
         if target.parent == DATA_DIR:
-            from gpuenv.kb.compiled import write_compiled
-
             write_compiled()  # keep the fast compiled copy in step with the sources
-    except OSError as exc:
-        raise GpuenvError("kb-refresh-failed", f"cannot write {target}: {exc}") from None
+    except GpuenvError as exc:
+        raise GpuenvError("kb-refresh-failed", exc.message, cause=exc.cause) from None
     return RefreshReport(
         out=target,
         packages=tuple(s.name for s in specs),
