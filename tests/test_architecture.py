@@ -66,6 +66,7 @@ OPENS_FILES = {
     "kb/loader.py": "packaged knowledge-base files",
     "kb/compiled.py": "packaged knowledge-base files",
     "kbtools/refresh.py": "the maintainer's refresh reads the packaged table it rewrites",
+    "kbtools/archs.py": "reads the packaged binaries.toml it merges rows into",
 }
 
 

@@ -1,5 +1,6 @@
-"""Read a package index: PEP 691 JSON project pages (PEP 503 HTML as a fallback) and PEP 658/714
-core-metadata files. Only index pages and `.metadata` files are ever downloaded, never wheels.
+"""Read a package index: PEP 691 JSON project pages (PEP 503 HTML as a fallback), PEP 658/714
+core-metadata files, and byte ranges of wheel files (`urllib_range`, for remote_zip.py). Whole
+wheels are never downloaded.
 
 The index URL is pip's own: `pip config list` (index-url from the environment or a config file),
 else pip's built-in default, both read in a child process of the interpreter so that gpuenv never
@@ -30,6 +31,7 @@ from packaging.version import Version
 
 from gpuenv._version import __version__
 from gpuenv.edges import process
+from gpuenv.kbtools.remote_zip import RangeAnswer
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2"
 _MAX_BYTES = 64 * 1024 * 1024
@@ -60,6 +62,8 @@ class IndexFile:
     yanked: bool
     metadata: bool | None  # core metadata advertised; None: the page does not say
     metadata_sha256: str | None = None
+    size: int | None = None  # bytes, when the page says (PEP 700)
+    upload_time: str | None = None  # ISO 8601, when the page says (PEP 700)
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,46 @@ def urllib_fetch(url: str, accept: str, timeout: float = 60.0, attempts: int = 2
     raise IndexUnavailable(f"{url}: {problem}")
 
 
+_CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+|\*)$")
+
+
+def urllib_range(
+    url: str, first: int | None, last: int, limit: int, timeout: float = 60.0, attempts: int = 3
+) -> RangeAnswer:
+    """GET a byte range of `url` (first None: the last `last` bytes), reading at most `limit`
+    bytes of the answer whatever the server sends. Redirects are followed (the Range header goes
+    along). A network failure raises IndexUnavailable."""
+    wanted = f"bytes=-{last}" if first is None else f"bytes={first}-{last}"
+    headers = {"Range": wanted, "User-Agent": f"gpuenv/{__version__} (kb refresh)"}
+    headers["Accept-Encoding"] = "identity"
+    problem = ""
+    for _ in range(attempts):
+        request = urllib.request.Request(url, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                body = answer.read(limit)
+                total, start = _range_of(answer.status, answer.headers)
+                return RangeAnswer(answer.status, body, start, total, answer.geturl())
+        except urllib.error.HTTPError as exc:
+            if exc.code < 500:
+                return RangeAnswer(exc.code, b"", 0, None, url)
+            problem = f"HTTP {exc.code}"
+        except (urllib.error.URLError, OSError) as exc:
+            problem = str(getattr(exc, "reason", exc))
+    raise IndexUnavailable(f"{url}: {problem}")
+
+
+def _range_of(status: int, headers: Any) -> tuple[int | None, int]:
+    """(total size, offset of the body) from Content-Range (206) or Content-Length (200)."""
+    if status == 206:
+        match = _CONTENT_RANGE.match(str(headers.get("Content-Range", "")).strip())
+        if match is None or match.group(3) == "*":
+            return None, int(match.group(1)) if match else 0
+        return int(match.group(3)), int(match.group(1))
+    length = str(headers.get("Content-Length", "")).strip()
+    return (int(length) if length.isdigit() else None), 0
+
+
 # -- project pages ----------------------------------------------------------------------------
 
 
@@ -178,7 +222,13 @@ def _json_file(number: int, entry: Any, page_url: str, advertised: bool) -> Inde
         yanked=yanked is True or isinstance(yanked, str),
         metadata=_advertised(meta) if advertised else None,
         metadata_sha256=meta.get("sha256") if isinstance(meta, dict) else None,
+        size=_int_or_none(entry.get("size")),
+        upload_time=entry.get("upload-time") if isinstance(entry.get("upload-time"), str) else None,
     )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _advertised(value: Any) -> bool:

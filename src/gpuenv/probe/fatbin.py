@@ -105,6 +105,14 @@ def scan_fatbin_bytes(data: bytes, name: str = "<bytes>") -> FatbinScan:
     return _scan(BytesReader(data if isinstance(data, bytes) else bytes(data)), name)
 
 
+def scan_fatbin_reader(reader: Reader, name: str) -> FatbinScan:
+    """Like `scan_fatbin`, through a reader of positioned reads (a spooled wheel member)."""
+    try:
+        return _scan(reader, name)
+    except OSError as exc:
+        return _failed(name, "unknown", os_problem(exc))
+
+
 # -- the scan ---------------------------------------------------------------------------------
 
 
