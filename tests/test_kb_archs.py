@@ -14,7 +14,7 @@ from gpuenv.cli import main
 from gpuenv.errors import GpuenvError
 from gpuenv.kb.loader import parse_kb_file
 from gpuenv.kbtools import archs
-from tests.test_fatbin import make_elf, recorded
+from tests.test_fatbin import fake_container, make_elf, recorded
 from tests.wheel_server import WheelServer, make_wheel, metadata_text, serving
 
 if sys.version_info >= (3, 11):
@@ -45,6 +45,10 @@ def index() -> Iterator[WheelServer]:
             },
             stored=("onnxruntime/capi/libonnxruntime_providers_cuda.so",),
         )
+        sass_only = make_elf(fake_container((2, 80, 0), (2, 90, 0)))
+        server.files["cupy_cuda13x-14.2.0-cp312-cp312-manylinux2014_x86_64.whl"] = make_wheel(
+            {"cupy/cuda/cub.cpython-312-x86_64-linux-gnu.so": sass_only}
+        )
         yield server
 
 
@@ -70,15 +74,27 @@ def test_the_row_holds_the_fatbin_archs_and_the_build_cuda(index: WheelServer) -
     assert row["status"] == "observed" and "torch/version.py" in row["locator"]
 
 
-def test_a_wheel_that_does_not_name_its_cuda_gives_no_row(index: WheelServer) -> None:
+def test_without_a_build_file_the_cuda_is_that_of_the_ptx_isa(index: WheelServer) -> None:
     plan = archs.plan_archs("onnxruntime-gpu==1.31.1", index_url=f"{index.base}/simple")
+    row = archs.read_archs(plan, today=TODAY)
+    assert (row["sass"], row["ptx"]) == (["10.0a"], ["10.0a", "10.3f"])
+    assert row["cuda"] == "13.0"  # nvcc 13.0 wrote PTX ISA 9.0
+    assert "PTX ISA 9.0" in row["locator"]
+
+
+def test_a_wheel_that_says_nothing_of_its_cuda_gives_no_row(index: WheelServer) -> None:
+    plan = archs.plan_archs("cupy-cuda13x==14.2.0", index_url=f"{index.base}/simple")
     with pytest.raises(GpuenvError, match="does not say which CUDA toolkit built it"):
         archs.read_archs(plan, today=TODAY)
 
 
 @pytest.mark.parametrize(
     ("target", "message"),
-    [("torch>=2.0", "one exact version"), ("leftpad==1.0", "no known GPU libraries"), ("=", "is not PACKAGE==VERSION")],
+    [
+        ("torch>=2.0", "one exact version"),
+        ("leftpad==1.0", "no known GPU libraries"),
+        ("=", "is not PACKAGE==VERSION"),
+    ],
 )
 def test_bad_targets_are_refused(target: str, message: str) -> None:
     with pytest.raises(GpuenvError, match=message) as caught:

@@ -49,7 +49,15 @@ LIBRARIES: Mapping[str, str] = {
     "cupy-cuda13x": r"^cupy/cuda/(cub|thrust)\.[^/]+\.so$",
     "onnxruntime-gpu": r"^onnxruntime/capi/libonnxruntime_providers_cuda\.so$",
 }
-_CUDA_OF_NAME = re.compile(r"-cuda(\d+)")
+# The CUDA release that introduced each PTX ISA version (NVIDIA PTX ISA document, "Release
+# Notes"): nvcc writes its own ISA version into the PTX it embeds. 8.6 belongs to no public release.
+PTX_ISA_CUDA: Mapping[str, str] = {
+    **{f"7.{n}": f"11.{n}" for n in range(9)},
+    **{f"8.{n}": f"12.{n}" for n in range(6)},
+    "8.7": "12.8",
+    "8.8": "12.9",
+    **{f"9.{n}": f"13.{n}" for n in range(3)},
+}
 _HEADER = "\n".join(
     [
         "GPU code compiled into released framework wheels, read from the wheels themselves with",
@@ -159,6 +167,7 @@ def read_archs(
     archive = RemoteZip(plan.wheel.url, fetch_range or ic.urllib_range, budget)
     sass: set[str] = set()
     ptx: set[str] = set()
+    isa: set[str] = set()
     problems: list[str] = []
     try:
         archive.open()
@@ -169,6 +178,7 @@ def read_archs(
             scan = _scan_member(archive, member)
             sass |= set(scan.sass)
             ptx |= set(scan.ptx)
+            isa |= set(scan.ptx_isa)
             problems += [f"{member}: {scan.problem}"] if scan.problem else []
     except (ic.IndexUnavailable, ZipUnreadable) as exc:
         raise GpuenvError(
@@ -180,7 +190,7 @@ def read_archs(
             f"no GPU code found in {', '.join(m for m, _ in plan.members)}",
             cause="; ".join(problems) or None,
         )
-    return _row(plan, build, sass, ptx, problems, today or date.today())
+    return _row(plan, build, sass, ptx, isa, problems, today or date.today())
 
 
 def _build(archive: RemoteZip, plan: ArchPlan) -> dict[str, Any]:
@@ -214,10 +224,11 @@ def _row(
     build: Mapping[str, Any],
     sass: Iterable[str],
     ptx: Iterable[str],
+    isa: Iterable[str],
     problems: Sequence[str],
     today: date,
 ) -> dict[str, Any]:
-    cuda, how = _cuda(plan, build)
+    cuda, how = _cuda(plan, build, sorted(isa, key=_isa_key))
     members = [m for m, _ in plan.members]
     row: dict[str, Any] = {
         "package": plan.package,
@@ -239,12 +250,21 @@ def _row(
     return row
 
 
-def _cuda(plan: ArchPlan, build: Mapping[str, Any]) -> tuple[str, str]:
+def _isa_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def _cuda(plan: ArchPlan, build: Mapping[str, Any], isa: Sequence[str]) -> tuple[str, str]:
+    """The build's CUDA: its build file's word, else the CUDA of its newest PTX ISA."""
+    shown = f" (PTX ISA {', '.join(isa)})" if isa else ""
     if build.get("build_cuda"):
-        return str(build["build_cuda"]), f"from {plan.build_member}"
+        return str(build["build_cuda"]), f"from {plan.build_member}{shown}"
+    if isa and isa[-1] in PTX_ISA_CUDA:
+        return PTX_ISA_CUDA[isa[-1]], f"the CUDA release of PTX ISA {isa[-1]}, the newest here"
     raise GpuenvError(
         "kb-archs-failed",
         f"{plan.wheel.filename} does not say which CUDA toolkit built it",
+        cause=f"no build file with a CUDA version and no known PTX ISA{shown}",
         hints=("the row needs the build's CUDA: a wrong one would mislead the PTX rules",),
     )
 
