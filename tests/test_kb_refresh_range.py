@@ -184,3 +184,24 @@ def test_the_real_index_answers_range_requests_for_a_small_wheel() -> None:
     assert meta.name == "jax-cuda13-plugin"
     assert meta.version == str(ic.parse_wheel(wheel).version)  # type: ignore[union-attr]
     assert archive.size == wheel.size and budget.used < 200_000 < archive.size
+
+
+def test_the_cli_shows_progress_on_stderr_and_a_summary_on_stdout(
+    index: WheelServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from gpuenv.cli import main
+
+    monkeypatch.setattr(ic, "pip_index_url", lambda *a, **k: f"{index.base}/simple")
+    out = tmp_path / "wheels.toml"
+    code = main(["kb", "refresh", "--package", "tensorflow", "--out", str(out)])
+    captured = capsys.readouterr()
+    assert code == 0 and out.exists()
+    assert "kb refresh [" in captured.err and "tensorflow: 4/4 metadata reads done" in captured.err
+    assert captured.out.startswith("wrote 2 release rows to ")
+    assert "core metadata read: 1 (1 via range)" in captured.out
+    assert len(captured.out.splitlines()) <= 16
+    code = main(["kb", "refresh", "--package", "tensorflow", "--out", str(out), "-q"])
+    assert code == 0 and capsys.readouterr().err == ""

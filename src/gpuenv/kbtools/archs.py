@@ -175,7 +175,7 @@ def read_archs(
         for member, size in plan.members:
             if progress is not None:
                 progress(f"reading {member} ({size / 1e6:.1f} MB)")
-            scan = _scan_member(archive, member)
+            scan = _scan_member(archive, member, _Meter(member, size, progress))
             sass |= set(scan.sass)
             ptx |= set(scan.ptx)
             isa |= set(scan.ptx_isa)
@@ -200,9 +200,24 @@ def _build(archive: RemoteZip, plan: ArchPlan) -> dict[str, Any]:
     return build_facts(build.kind, archive.read(plan.build_member))
 
 
-def _scan_member(archive: RemoteZip, member: str) -> Any:
+class _Meter:
+    """Says how much of a big member has come in, every 64 MB of its compressed size or so."""
+
+    def __init__(self, member: str, size: int, progress: Callable[[str], None] | None) -> None:
+        self.member, self.size, self.progress = member, max(size, 1), progress
+        self.seen, self.said = 0, 0
+
+    def __call__(self, compressed: int) -> None:
+        self.seen += compressed
+        if self.progress is not None and self.seen - self.said >= 64 * 1024 * 1024:
+            self.said = self.seen
+            self.progress(f"{self.member}: {100 * self.seen // self.size}% fetched")
+
+
+def _scan_member(archive: RemoteZip, member: str, meter: _Meter | None = None) -> Any:
+    """Spool the member to a temporary file (it can be a GB unpacked), then read its fatbins."""
     with tempfile.TemporaryFile(prefix="gpuenv-archs-") as spool:
-        archive.stream(member, lambda block: _write(spool, block))
+        archive.stream(member, lambda block: _write(spool, block), on_chunk=meter)
         spool.flush()
         return scan_fatbin_reader(FileReader(spool.fileno()), member)
 

@@ -185,9 +185,9 @@ def read_metadata(
         for wheel in lists[index]:
             got = reader.read(wheel, wants_build)
             if got is not None:
-                _tick(progress, spec.name, done, len(jobs))
+                _tick(progress, spec.name, done, len(jobs), reader.tally)
                 return (wheel, got)
-        _tick(progress, spec.name, done, len(jobs))
+        _tick(progress, spec.name, done, len(jobs), reader.tally)
         return None
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -204,10 +204,12 @@ def read_metadata(
     return [reads[r.version] for r in releases]
 
 
-def _tick(progress: Progress | None, name: str, done: list[int], total: int) -> None:
-    done[0] += 1
-    if progress is not None and (done[0] % 25 == 0 or done[0] == total):
-        progress(f"{name}: {done[0]}/{total} wheels read")
+def _tick(progress: Progress | None, name: str, done: list[int], total: int, tally: Tally) -> None:
+    with tally.lock:
+        done[0] += 1
+        count = done[0]
+    if progress is not None and (count % 25 == 0 or count == total):
+        progress(f"{name}: {count}/{total} metadata reads done")
 
 
 # -- rows -------------------------------------------------------------------------------------

@@ -211,9 +211,15 @@ class RemoteZip:
         self.stream(name, parts.append)
         return b"".join(parts)
 
-    def stream(self, name: str, sink: Callable[[bytes], None], chunk: int = 0) -> None:
+    def stream(
+        self,
+        name: str,
+        sink: Callable[[bytes], None],
+        chunk: int = 0,
+        on_chunk: Callable[[int], None] | None = None,
+    ) -> None:
         """Feed the member's bytes to `sink`, reading its data in chunks of at most `chunk`
-        bytes (default: the per-request cap)."""
+        bytes (default: the per-request cap); `on_chunk` hears each chunk's compressed size."""
         member = self._member(name)
         start = self._data_start(member)
         step = chunk or self._budget.per_request
@@ -222,6 +228,8 @@ class RemoteZip:
         while at < end:
             block = self._range(at, min(step, end - at), name)
             at += len(block)
+            if on_chunk is not None:
+                on_chunk(len(block))
             out = inflate.decompress(block) if inflate else block
             crc, produced = zlib.crc32(out, crc), produced + len(out)
             if produced > member.size:
