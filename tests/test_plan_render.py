@@ -10,7 +10,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from gpuenv.plan.model import Plan
-from gpuenv.render.installers import render_installer
+from gpuenv.render.installers import Where, render_installer
 from gpuenv.render.installers.uv import torch_backend
 from gpuenv.render.plan_text import plan_document, render_plan_text
 from tests.test_plan_scenarios import SCENARIOS, Scenario, plan_for
@@ -44,8 +44,14 @@ def test_pip_requirements_pin_exactly_and_use_pytorchs_index_as_an_extra_index()
     for line in _requirement_lines(text):
         requirement = Requirement(line)
         assert [s.operator for s in requirement.specifier] == ["=="]
-    assert rendered.commands[-1].endswith("-m pip install -r requirements.txt")
     assert rendered.commands[0].startswith("python3.11 -m venv")
+    # without -o the install line carries the pins itself; with -o it names the written file
+    inline = rendered.commands[-1]
+    assert f"{torch.requirement}" in inline and f"--extra-index-url {torch.index_url}" in inline
+    written = render_installer(plan, Where(folder="out")).commands[-1]
+    assert written.endswith("-m pip install -r out/requirements.txt")
+    into = render_installer(plan, Where(interpreter="/srv/env/bin/python")).commands
+    assert into == (f"/srv/env/bin/python -m pip install {inline.split(' install ', 1)[1]}",)
 
 
 def test_a_plan_from_the_package_index_names_no_index_at_all() -> None:
@@ -103,8 +109,27 @@ def test_conda_mixes_conda_forge_builds_and_a_pip_section() -> None:
 
 
 def test_mamba_uses_mamba() -> None:
-    rendered = render_installer(_with("conda-a100-535", "mamba"))
-    assert "mamba env create -f environment.yml" in rendered.commands[0]
+    plan = _with("conda-a100-535", "mamba")
+    written = render_installer(plan, Where(folder="."))
+    assert "mamba env create -n gpu-env -f environment.yml" in written.commands[0]
+    inline = render_installer(plan).commands[0]
+    assert "mamba create -n gpu-env -c conda-forge --override-channels" in inline
+    into = render_installer(plan, Where(interpreter="/opt/conda/envs/ml/bin/python")).commands[0]
+    assert "mamba install -p /opt/conda/envs/ml -c conda-forge" in into and "python=" not in into
+
+
+def test_windows_commands_set_variables_in_powershell_syntax() -> None:
+    plan = plan_for(
+        Scenario(
+            "win", ("torch",), "552.22", ("RTX 3090",), "3.11", "windows-x86_64", installer="pixi"
+        )
+    )
+    rendered = render_installer(plan, Where(folder="out"))
+    if plan.conda_override_cuda:
+        assert rendered.commands[0].startswith(
+            f'$env:CONDA_OVERRIDE_CUDA="{plan.conda_override_cuda}"; '
+        )
+    assert "CONDA_OVERRIDE_CUDA=" not in rendered.commands[0].split(";")[-1]
 
 
 def test_pixi_declares_the_targets_cuda_as_a_system_requirement() -> None:

@@ -19,7 +19,7 @@ from gpuenv.plan.request import request_from_arguments
 from gpuenv.plan.resolve import make_plan
 from gpuenv.probe import ProbeOptions, probe_machine
 from gpuenv.probe.access import RecordedMachine
-from gpuenv.render.installers import render_installer
+from gpuenv.render.installers import Where, render_installer
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 from gpuenv.whatif import WhatIf, declared_snapshot
 
@@ -198,7 +198,7 @@ def test_gpu_less_runner_plans_conda_for_a100_and_driver_535() -> None:
     torch = _torch(plan)
     assert torch.conda is not None and torch.conda.build and torch.conda.build.startswith("cuda12")
     assert plan.conda_override_cuda == "12.2"
-    rendered = render_installer(plan)
+    rendered = render_installer(plan, Where(folder="."))
     yml = rendered.files["environment.yml"]
     assert f"  - cuda-version={torch.cuda}" in yml
     assert f"  - pytorch={torch.conda.version}={torch.conda.build}" in yml

@@ -101,7 +101,7 @@ class Target:
             python=self.python_text,
             driver=str(self.driver) if self.driver else None,
             driver_max_cuda=self.driver_max_cuda.short if self.driver_max_cuda else None,
-            gpus=tuple(f"{g.name} ({g.cc or '?'})" for g in self.gpus),
+            gpus=tuple(_shown(g.name, g.cc) for g in self.gpus),
             jetpack=str(self.jetpack["jetpack"]) if self.jetpack else None,
             wsl=self.ctx.wsl,
             origin=snapshot.origin,
@@ -171,3 +171,10 @@ def _jetson_gpus(jetpack: Row) -> tuple[Gpu, ...]:
             Gpu(index, f"Jetson GPU of JetPack {jetpack['jetpack']}", cc, "jetson", "kb:jetson")
         )
     return tuple(out)
+
+
+def _shown(name: str, cc: object) -> str:
+    """ "A100 (8.0)"; a GPU known only by its compute capability is not named twice."""
+    if name.startswith("compute capability") or name.startswith("(compute capability"):
+        return name
+    return f"{name} ({cc or '?'})"

@@ -112,9 +112,15 @@ def jax_row(kb: KnowledgeBase, jax_version: str, cuda_major: int) -> Row | None:
 # CuPy ---------------------------------------------------------------------------------------
 
 
-def cupy_packages_for_cuda(kb: KnowledgeBase, cuda: CudaVersion) -> tuple[Row, ...]:
-    """Every CuPy wheel package built for this CUDA toolkit, newest CuPy support first."""
+def cupy_packages_for_cuda(
+    kb: KnowledgeBase, cuda: CudaVersion, cupy_version: str | None = None
+) -> tuple[Row, ...]:
+    """Every CuPy wheel package built for this CUDA toolkit, newest CuPy support first; given a
+    CuPy version ("11.5.0"), only the packages that release published."""
     rows = [row for row in kb.rows("cupy", "package") if _cupy_serves(row, cuda)]
+    if cupy_version is not None:
+        wanted = release_tuple(cupy_version)
+        rows = [r for r in rows if wanted and in_range(wanted, r["cupy_min"], r.get("cupy_max"))]
     return tuple(sorted(rows, key=_cupy_recency, reverse=True))
 
 

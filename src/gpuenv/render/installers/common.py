@@ -21,15 +21,46 @@ from gpuenv.plan.model import EnvPlan, PackageChoice, Plan
 
 @dataclass(frozen=True)
 class Rendered:
-    """What an installer reads: files by name, and the commands that use them."""
+    """What an installer reads: files by name, and the commands that use them.
+
+    Commands are runnable as printed: they name the files where `-o` wrote them, or carry
+    everything inline. When an installer cannot do without its files (pixi.toml, a Dockerfile)
+    and they were not written, `needs_files` is set and the commands name them under `DIR`."""
 
     files: dict[str, str] = field(default_factory=dict)
     commands: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    needs_files: bool = False
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the plan lands: the folder its files were written to (None: not written), and the
+    environment the user named with --python (None: a new one is created)."""
+
+    folder: str | None = None
+    interpreter: str | None = None
+
+    def file(self, name: str) -> str:
+        """A written file as a command names it (DIR/name when the files were not written)."""
+        folder = self.folder if self.folder is not None else "DIR"
+        return name if folder in ("", ".") else f"{folder.rstrip('/')}/{name}"
 
 
 def q(text: str) -> str:
     return shlex.quote(text)
+
+
+def windows(plan: Plan) -> bool:
+    return plan.target.platform.startswith("windows")
+
+
+def with_env(plan: Plan, name: str, value: str, command: str) -> str:
+    """`command` run with an environment variable set, in the target's shell: POSIX sh, or
+    PowerShell on Windows (cmd.exe users: `set NAME=value` first)."""
+    if windows(plan):
+        return f'$env:{name}="{value}"; {command}'
+    return f"{name}={value} {command}"
 
 
 def target_line(plan: Plan) -> str:

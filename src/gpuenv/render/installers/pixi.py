@@ -8,7 +8,15 @@ import json
 from packaging.utils import canonicalize_name
 
 from gpuenv.plan.model import EnvPlan, Plan
-from gpuenv.render.installers.common import Rendered, carried, header, marker_holds, q
+from gpuenv.render.installers.common import (
+    Rendered,
+    Where,
+    carried,
+    header,
+    marker_holds,
+    q,
+    with_env,
+)
 from gpuenv.render.installers.conda import cuda_version_pin
 
 PIXI_PLATFORMS = {
@@ -98,15 +106,17 @@ def _s(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def render_pixi(plan: Plan) -> Rendered:
+def render_pixi(plan: Plan, where: Where | None = None) -> Rendered:
+    """pixi.toml per env; pixi reads nothing else, so without -o the commands name DIR."""
+    where = where or Where()
     files: dict[str, str] = {}
     commands: list[str] = []
-    override = (
-        f"CONDA_OVERRIDE_CUDA={plan.conda_override_cuda} " if plan.conda_override_cuda else ""
-    )
+    override = plan.conda_override_cuda
     for env in plan.envs:
         name = "pixi.toml" if len(plan.envs) == 1 else f"{env.name}/pixi.toml"
         files[name] = pixi_toml(plan, env)
-        manifest = f" --manifest-path {q(name)}" if name != "pixi.toml" else ""
-        commands.append(f"{override}pixi install{manifest}")
-    return Rendered(files=files, commands=tuple(commands))
+        command = f"pixi install --manifest-path {q(where.file(name))}"
+        commands.append(
+            with_env(plan, "CONDA_OVERRIDE_CUDA", override, command) if override else command
+        )
+    return Rendered(files=files, commands=tuple(commands), needs_files=where.folder is None)

@@ -10,6 +10,7 @@ from gpuenv.plan.model import EnvPlan, Plan
 from gpuenv.render.installers.common import (
     Carried,
     Rendered,
+    Where,
     carried,
     env_file,
     header,
@@ -31,13 +32,17 @@ def torch_backend(env: EnvPlan) -> str | None:
     return label if label and (label == "cpu" or label.startswith("cu")) else None
 
 
-def render_uv(plan: Plan) -> Rendered:
+def render_uv(plan: Plan, where: Where | None = None) -> Rendered:
+    where = where or Where()
     files: dict[str, str] = {}
     commands: list[str] = []
     for env in plan.envs:
-        venv = ".venv" if len(plan.envs) == 1 else f".venv-{env.name}"
-        python = f" --python {env.python}" if env.python else ""
-        commands.append(f"uv venv{python} {q(venv)}")
+        if where.interpreter and len(plan.envs) == 1:
+            venv = where.interpreter
+        else:
+            venv = ".venv" if len(plan.envs) == 1 else f".venv-{env.name}"
+            python = f" --python {env.python}" if env.python else ""
+            commands.append(f"uv venv{python} {q(venv)}")
         commands.append(_install_line(env, venv))
         files[env_file(plan, env, "requirements", ".txt")] = requirements_txt(plan, env)
         files[env_file(plan, env, "pyproject.gpuenv", ".toml")] = pyproject_fragment(plan, env)
