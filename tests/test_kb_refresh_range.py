@@ -139,8 +139,9 @@ def test_the_report_summarises_and_lists_gaps_only_when_verbose(
 def test_a_refresh_that_fails_keeps_the_old_file(tmp_path: Path) -> None:
     out = tmp_path / "wheels.toml"
     out.write_text("old", encoding="utf-8")
-    with serving() as server, pytest.raises(GpuenvError):
-        rf.refresh(["torch"], out, f"{server.base}/nothing-here", now=NOW)
+    with serving() as server, pytest.raises(GpuenvError) as caught:
+        rf.refresh(None, out, f"{server.base}/broken", now=NOW)
+    assert caught.value.code == "kb-refresh-failed" and "HTTP 503" in str(caught.value.cause)
     assert out.read_text(encoding="utf-8") == "old"
 
 

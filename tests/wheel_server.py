@@ -20,7 +20,8 @@ _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 class WheelServer:
     """Paths: /files/NAME (Range honoured), /norange/NAME (Range ignored: 200 with everything),
     /redirect/NAME (302 to /files/NAME), /simple/PROJECT/ (a JSON page of the files whose name
-    starts with the project's), /files/NAME.metadata where `metadata` has NAME."""
+    starts with the project's), /files/NAME.metadata where `metadata` has NAME, and /broken/...
+    (503 for everything)."""
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
@@ -69,6 +70,8 @@ def _handler(server: WheelServer) -> type[BaseHTTPRequestHandler]:
             parts = self.path.strip("/").split("/")
             if parts[0] == "simple" and len(parts) == 2:
                 return self._send(200, server.page(parts[1]), "application/vnd.pypi.simple.v1+json")
+            if parts[0] == "broken":
+                return self._send(503, b"", "text/plain")
             if len(parts) != 2:
                 return self._send(404, b"", "text/plain")
             how, name = parts

@@ -143,11 +143,7 @@ def plan_archs(
 def _pick_wheel(
     name: str, version: str, platform: str, index_url: str | None, fetch: ic.Fetcher
 ) -> ic.IndexFile:
-    base = (index_url or ic.pip_index_url()).rstrip("/")
-    answer = fetch(f"{base}/{name}/", ic.JSON_ACCEPT)
-    if answer.status != 200:
-        raise ic.IndexUnavailable(f"{base}/{name}/: HTTP {answer.status}")
-    files = ic.parse_project_page(answer.body, answer.content_type, answer.url)
+    files = ic.project_files(index_url or ic.pip_index_url(), name, fetch) or []
     releases, _ = group_releases(PackageSpec(name, f"=={version}", "cuda"), files)
     found = candidates(releases[0], platform) if releases else []
     if not found:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from gpuenv._version import __version__
 from gpuenv.edges import process
+from gpuenv.errors import GpuenvError
 from gpuenv.kbtools.remote_zip import RangeAnswer
 
 _MAX_BYTES = 64 * 1024 * 1024
@@ -34,6 +35,12 @@ class Response:
 
 class Fetcher(Protocol):
     def __call__(self, url: str, accept: str) -> Response: ...
+
+
+def unreachable(code: str, message: str, exc: Exception) -> GpuenvError:
+    """The error a maintainer's command gives when the index cannot be read."""
+    hints = ("check the network and pip's index-url (`pip config list`)",)
+    return GpuenvError(code, message, cause=str(exc), hints=hints)
 
 
 # -- the index URL, from pip ------------------------------------------------------------------

@@ -17,9 +17,9 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.errors import GpuenvError
 from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.kbtools import index_client as ic
+from gpuenv.kbtools.http import unreachable
 from gpuenv.kbtools.refresh import PACKAGES, group_releases
 
 STALE_DAYS = 30
@@ -98,13 +98,10 @@ def audit_index(
     fetcher = fetch or ic.urllib_fetch
     try:
         base = (index_url or ic.pip_index_url()).rstrip("/")
-        pages = {name: _files(base, name, fetcher) for name in packages}
+        pages = {name: ic.project_files(base, name, fetcher) or [] for name in packages}
     except ic.IndexUnavailable as exc:
-        raise GpuenvError(
-            "kb-audit-index-failed",
-            "could not read the package index",
-            cause=str(exc),
-            hints=("check the network and pip's index-url (`pip config list`)",),
+        raise unreachable(
+            "kb-audit-index-failed", "could not read the package index", exc
         ) from None
     summary: dict[str, dict[str, Any]] = {}
     missing: list[Missing] = []
@@ -113,16 +110,6 @@ def audit_index(
         summary[name] = facts
         missing += lacking
     return IndexAudit(moment.strftime("%Y-%m-%dT%H:%M:%SZ"), summary, tuple(missing))
-
-
-def _files(base: str, name: str, fetch: ic.Fetcher) -> Sequence[ic.IndexFile]:
-    url = f"{base}/{name}/"
-    answer = fetch(url, ic.JSON_ACCEPT)
-    if answer.status == 404:
-        return ()
-    if answer.status != 200:
-        raise ic.IndexUnavailable(f"{url}: HTTP {answer.status}")
-    return ic.parse_project_page(answer.body, answer.content_type, answer.url or url)
 
 
 def _compare(

@@ -69,6 +69,18 @@ def parse_project_page(body: bytes, content_type: str, page_url: str) -> list[In
     raise IndexUnavailable(f"{page_url}: unexpected content type {content_type!r}")
 
 
+def project_files(base: str, name: str, fetch: Fetcher) -> list[IndexFile] | None:
+    """The files of a project on the index at `base` (None: no such project). Any other HTTP
+    error, a network failure or a garbled page raises IndexUnavailable."""
+    url = f"{base.rstrip('/')}/{canonicalize_name(name)}/"
+    answer = fetch(url, JSON_ACCEPT)
+    if answer.status == 404:
+        return None
+    if answer.status != 200:
+        raise IndexUnavailable(f"{url}: HTTP {answer.status}")
+    return parse_project_page(answer.body, answer.content_type, answer.url or url)
+
+
 def _parse_json_page(body: bytes, page_url: str) -> list[IndexFile]:
     try:
         data = json.loads(body.decode("utf-8"))

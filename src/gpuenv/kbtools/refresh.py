@@ -32,6 +32,7 @@ from gpuenv.kb.model import DATA_DIR
 from gpuenv.kbtools import index_client as ic
 from gpuenv.kbtools.buildinfo import BUILD_FILES
 from gpuenv.kbtools.compile import write_compiled
+from gpuenv.kbtools.http import unreachable
 from gpuenv.kbtools.remote_zip import Budget, RangeFetch
 from gpuenv.kbtools.toml_writer import toml_document
 from gpuenv.kbtools.wheel_reader import Tally, WheelRead, WheelReader
@@ -330,12 +331,8 @@ def refresh(
                 progress(f"{spec.name}: reading the project page")
             rows += _refresh_package(spec, base, reader, moment, workers, progress)
     except ic.IndexUnavailable as exc:
-        raise GpuenvError(
-            "kb-refresh-failed",
-            "could not read the package index; the old file was kept",
-            cause=str(exc),
-            hints=("check the network and pip's index-url (`pip config list`)",),
-        ) from None
+        message = "could not read the package index; the old file was kept"
+        raise unreachable("kb-refresh-failed", message, exc) from None
     try:
         write_file(target, wheels_toml(rows + kept, moment))
         if target.parent == DATA_DIR:
@@ -404,14 +401,12 @@ def _refresh_package(
     progress: Progress | None,
 ) -> list[dict[str, Any]]:
     tally = reader.tally
-    page_url = f"{base}/{canonicalize_name(spec.name)}/"
-    answer = tally.fetch(reader.fetch, page_url, ic.JSON_ACCEPT)
-    if answer.status == 404:
+    files = ic.project_files(
+        base, spec.name, lambda url, accept: tally.fetch(reader.fetch, url, accept)
+    )
+    if files is None:
         tally.note(gaps=[f"{spec.name}: not on the index"])
         return []
-    if answer.status != 200:
-        raise ic.IndexUnavailable(f"{page_url}: HTTP {answer.status}")
-    files = ic.parse_project_page(answer.body, answer.content_type, answer.url or page_url)
     releases, problems = group_releases(spec, files)
     tally.note(problems=problems)
     reads = read_metadata(spec, releases, reader, workers, progress)
