@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 
 import pytest
 from packaging.requirements import Requirement
@@ -54,8 +55,12 @@ def test_pip_requirements_pin_exactly_and_use_pytorchs_index_as_an_extra_index()
     assert into == (f"/srv/env/bin/python -m pip install {inline.split(' install ', 1)[1]}",)
 
 
+INDEX_ONLY = Scenario("index-only", ("torch", "jax"), "580.65.06", ("RTX 4090",), "3.12")
+SPLIT = Scenario("split", ("tensorflow", "cupy-cuda13x"), "580.65.06", ("RTX 4090",), "3.12")
+
+
 def test_a_plan_from_the_package_index_names_no_index_at_all() -> None:
-    plan = _with("torch-tf-jax", "pip")
+    plan = plan_for(INDEX_ONLY)
     text = render_installer(plan).files["requirements.txt"]
     assert not [line for line in text.splitlines() if line.startswith("-")]
 
@@ -90,7 +95,7 @@ def test_uv_uses_the_torch_backend_and_explicit_indexes() -> None:
 
 
 def test_uv_without_pytorch_indexes_needs_no_backend() -> None:
-    plan = _with("torch-tf-jax", "uv")
+    plan = plan_for(replace(INDEX_ONLY, installer="uv"))
     assert torch_backend(plan.envs[0]) is None
     fragment = tomllib.loads(render_installer(plan).files["pyproject.gpuenv.toml"])
     assert "tool" not in fragment
@@ -170,11 +175,9 @@ def test_dockerfile_installs_the_requirements_in_the_images_python() -> None:
 
 
 def test_split_plans_write_one_file_per_env() -> None:
-    plan = plan_for(
-        Scenario("split", ("torch>=2.11", "tensorflow"), "580.65.06", ("RTX 4090",), "3.12")
-    )
+    plan = plan_for(SPLIT)
     files = render_installer(plan).files
-    assert set(files) == {"requirements-env-torch.txt", "requirements-env-tensorflow.txt"}
+    assert set(files) == {"requirements-env-tensorflow.txt", "requirements-env-cupy.txt"}
 
 
 def test_text_names_the_verdict_reasons_and_commands() -> None:

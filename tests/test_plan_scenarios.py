@@ -213,7 +213,10 @@ def test_torch_tensorflow_and_jax_share_one_env_and_one_cuda_major() -> None:
     heads = [p for p in env.packages if not p.companion_of]
     assert [p.framework for p in heads] == ["torch", "tensorflow", "jax"]
     assert {_major(p.cuda) for p in heads} == {12}
-    assert env.only_default_index
+    # each gets what it gets alone on this R570 driver (pins not in the KB are no conflict)
+    torch = env.package("torch")
+    assert torch is not None and torch.public_version == "2.14.1" and torch.build == "cu126"
+    assert plan.tradeoffs == ()
 
 
 def test_docker_for_a_535_host_uses_an_image_the_driver_can_start() -> None:
@@ -239,13 +242,14 @@ def test_no_gpu_plans_the_cpu_build_pinned_exactly() -> None:
 
 
 def test_what_cannot_share_an_env_is_split_into_two() -> None:
+    """TensorFlow has CUDA 12 builds only and cupy-cuda13x is CUDA 13 only: one env each."""
     plan = plan_for(
-        Scenario("split", ("torch>=2.11", "tensorflow"), "580.65.06", ("RTX 4090",), "3.12")
+        Scenario("split", ("tensorflow", "cupy-cuda13x"), "580.65.06", ("RTX 4090",), "3.12")
     )
     assert plan.verdict == "split" and len(plan.envs) == 2
-    assert [p.framework for p in plan.envs[0].packages] == ["torch"]
-    assert plan.envs[1].package("tensorflow") is not None
-    assert [e.name for e in plan.envs] == ["env-torch", "env-tensorflow"]
+    assert [p.framework for p in plan.envs[0].packages] == ["tensorflow"]
+    assert plan.envs[1].package("cupy") is not None
+    assert [e.name for e in plan.envs] == ["env-tensorflow", "env-cupy"]
 
 
 def test_an_old_driver_gets_the_smallest_driver_upgrade() -> None:

@@ -335,7 +335,9 @@ def test_jax_with_the_cuda12_plugin(tmp_path: Path) -> None:
     assert jax.is_gpu_build is True
     assert jax.details["jax-cuda12-plugin"] == "0.4.31"
     assert jax.problem is None
-    assert (jaxlib.is_gpu_build, jaxlib.framework_cuda) == (False, None)
+    # jaxlib is one wheel for CPU and GPU: the plugin beside it is its CUDA build
+    assert (jaxlib.is_gpu_build, jaxlib.framework_cuda, jaxlib.variant) == (True, "12", "cuda12")
+    assert jaxlib.details["plugin"] == "jax-cuda12-plugin 0.4.31"
     assert owners(result) == {
         "xla_cuda_plugin.so": "jax-cuda12-pjrt",
         "_cusolver.so": "jax-cuda12-plugin",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.diagnose.context import Context
+from gpuenv.facts import FrameworkBuild
 from gpuenv.plan.model import PackageChoice
 
 COMPANIONS = ("torchvision", "torchaudio")
@@ -185,3 +186,56 @@ def driver_install(ctx: Context, branch: int) -> tuple[str, ...]:
     if "ubuntu" in distro:
         return (f"sudo apt install nvidia-driver-{branch}", "sudo reboot")
     return ()
+
+
+# frameworks in the env -> the name `gpuenv plan` plans them by
+_PLANNED = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax"}
+
+
+def same_release_fix(ctx: Context, fw: FrameworkBuild) -> PlannedFix | None:
+    """The build of the installed release that `gpuenv plan` picks for this machine."""
+    framework = _PLANNED.get(fw.name)
+    base = release_of(_planned_version(ctx, fw))
+    if framework is None or base is None:
+        return None
+    return _replacing(ctx, fw, planned_install(ctx, [f"{framework}=={base}"], framework))
+
+
+def newest_fix(ctx: Context, fw: FrameworkBuild) -> PlannedFix | None:
+    """The newest release `gpuenv plan` picks for this machine."""
+    framework = _PLANNED.get(fw.name)
+    if framework is None:
+        return None
+    return _replacing(ctx, fw, planned_install(ctx, [framework], framework))
+
+
+def _planned_version(ctx: Context, fw: FrameworkBuild) -> str | None:
+    if fw.name == "jaxlib":
+        return installed_version(ctx, "jax") or fw.version
+    return fw.version
+
+
+def _replacing(ctx: Context, fw: FrameworkBuild, planned: PlannedFix | None) -> PlannedFix | None:
+    """JAX loads every GPU plugin installed: the plugin of another CUDA major goes first."""
+    if planned is None or fw.name not in ("jax", "jaxlib"):
+        return planned
+    keep = {p.name for p in planned.packages}
+    env = ctx.snapshot.python_env
+    stale = [
+        d.name
+        for d in (env.distributions if env else ())
+        if _JAX_PLUGIN.fullmatch(_norm(d.name))
+        and _norm(d.name) not in keep
+        and _norm(d.name).replace("-pjrt", "-plugin") not in keep
+    ]
+    if not stale:
+        return planned
+    remove = pip_uninstall(ctx, planned.installer, stale)
+    return replace(planned, commands=(remove, *planned.commands))
+
+
+_JAX_PLUGIN = re.compile(r"jax-(cuda|rocm)\d+-(plugin|pjrt)")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

@@ -11,12 +11,13 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from gpuenv.diagnose.context import Context
+from gpuenv.diagnose.context import Context, Gpu
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
-from gpuenv.diagnose.fixes import pip_install
+from gpuenv.diagnose.fixes import pip_install, planned_install
+from gpuenv.diagnose.limits import jetpacks_for, jetson_gpus
 from gpuenv.facts import DistributionFacts, FrameworkBuild
 from gpuenv.kb.query.frameworks import torch_index_url, torchvision_for
-from gpuenv.kb.query.jetson import jetpack_for_l4t
+from gpuenv.kb.query.jetson import jetpack_for_l4t, jetpack_row
 from gpuenv.versions import CudaVersion
 
 EXTENSION_LABEL = re.compile(r"pt(?P<torch>\d{2,3})cu(?P<cuda>\d{2,3})")
@@ -148,19 +149,19 @@ def _companion_install(ctx: Context, dist: DistributionFacts, torch: FrameworkBu
 
 
 def rule_jetson_wheel(ctx: Context) -> list[Finding]:
+    """The package index's aarch64 torch on a Jetson (probed, or a Jetson module declared with
+    --gpu): it is CPU-only or built for server (SBSA) CUDA, and runs nothing on the Jetson GPU."""
     if not ctx.jetson:
         return []
     torch = next((f for f in ctx.frameworks() if f.name == "torch"), None)
-    if (
-        torch is None
-        or not torch.version
-        or ".nv" in torch.version
-        or "nv" in (torch.variant or "")
-    ):
+    if torch is None or not torch.version or _jetson_build(torch):
         return []
     jetson = ctx.snapshot.host.jetson.value
     row = jetpack_for_l4t(ctx.kb, jetson.l4t_release) if jetson and jetson.l4t_release else None
+    if row is None and jetson and jetson.jetpack:
+        row = jetpack_row(ctx.kb, jetson.jetpack)
     jetpack = str(row["jetpack"]) if row else None
+    modules = jetson_gpus(ctx.gpus)
     return [
         Finding(
             rule="jetson-generic-wheel",
@@ -178,21 +179,46 @@ def rule_jetson_wheel(ctx: Context) -> list[Finding]:
                     jetson.l4t_release if jetson and jetson.l4t_release else "?",
                     ctx.snapshot.host.jetson.source,
                 ),
+                *(Evidence("GPU", f"{g.name} (cc {g.cc or '?'})", g.source) for g in modules),
             ),
-            fix=Fix(
-                summary="Install NVIDIA's PyTorch wheel for this JetPack (or use the matching "
-                "l4t-pytorch container).",
-                commands=(),
-                installer="pip",
-                notes=(
-                    "`gpuenv plan torch --jetpack "
-                    + (jetpack or "X.Y")
-                    + "` gives the wheel index.",
-                ),
-            ),
+            fix=_jetson_fix(ctx, jetpack, modules[0] if modules else None),
             citations=(ctx.kb.cite("jetson", row),) if row else (),
         )
     ]
+
+
+def _jetson_build(torch: FrameworkBuild) -> bool:
+    return ".nv" in (torch.version or "") or "nv" in (torch.variant or "")
+
+
+def _jetson_fix(ctx: Context, jetpack: str | None, gpu: Gpu | None) -> Fix:
+    """NVIDIA's wheel for this JetPack, as `gpuenv plan torch` picks it."""
+    planned = planned_install(ctx, ["torch"])
+    if planned is not None:
+        return Fix(
+            f"Install NVIDIA's {planned.summary} for JetPack {jetpack}.",
+            planned.commands,
+            planned.installer,
+        )
+    releases = ", ".join(jetpacks_for(ctx.kb, gpu.cc if gpu else None))
+    known = f"JetPack {jetpack}" if jetpack else "your JetPack release"
+    return Fix(
+        summary=f"Install NVIDIA's PyTorch wheel for {known} (or use the matching l4t-pytorch "
+        "container).",
+        commands=(),
+        installer="pip",
+        notes=(
+            "`gpuenv plan torch --jetpack "
+            + (jetpack or "X.Y")
+            + "` gives the wheel and where it is published"
+            + (
+                f"; JetPack releases for {gpu.name if gpu else 'it'}: {releases}"
+                if releases
+                else ""
+            )
+            + ".",
+        ),
+    )
 
 
 def rule_python_unreadable(ctx: Context) -> list[Finding]:

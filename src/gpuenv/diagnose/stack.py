@@ -129,6 +129,8 @@ def _framework_layers(ctx: Context, findings: Sequence[Finding]) -> list[Layer]:
             build = "CPU-only build"
         else:
             build = "build unknown"
+        if fw.details.get("plugin"):
+            build += f" through {fw.details['plugin']}"
         cudnn = f", cuDNN {fw.cudnn_version}" if fw.cudnn_version else ""
         default = "unknown" if fw.is_gpu_build is None else "ok"
         layers.append(

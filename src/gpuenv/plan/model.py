@@ -78,6 +78,7 @@ class PackageChoice:
     driver_how: str | None = None  # "native" | "minor-version-compat" for the target's driver
     sass: tuple[str, ...] = ()  # GPU code in the build, when known ("sm_80")
     ptx: tuple[str, ...] = ()
+    ptx_cuda: str | None = None  # the CUDA that built its PTX: JIT needs a driver of at least it
     pins: tuple[str, ...] = ()  # nvidia-*/cuda-toolkit requirements the wheel pins
     system_needs: tuple[str, ...] = ()  # "CUDA 11.2 and cuDNN 8.1 installed on the system"
     conda: CondaSpec | None = None
@@ -134,6 +135,23 @@ class Unplaced:
 
     package: str
     rejected: tuple[Rejection, ...]
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """What a package gave up to share its environment: the build it gets on its own, the one
+    it got, and the other package whose constraint cost it."""
+
+    package: str  # "torch"
+    alone: str  # "torch 2.14.1 cu130": what it gets when planned on its own
+    chosen: str  # "torch 2.14.1 cu126"
+    cost: str  # "the CUDA 12.6 build instead of CUDA 13.0"
+    because: str  # why the alone build could not stay, in the words of the joint rule
+    by: str  # the package whose constraint cost it: "tensorflow"
+
+    @property
+    def text(self) -> str:
+        return f"{self.package}: {self.cost}, because {self.because}"
 
 
 @dataclass(frozen=True)
@@ -197,6 +215,7 @@ class Plan:
     envs: tuple[EnvPlan, ...] = ()
     unplaced: tuple[Unplaced, ...] = ()
     changes: tuple[SmallestChange, ...] = ()
+    tradeoffs: tuple[Tradeoff, ...] = ()  # what packages gave up to share an env, worst first
     container: Container | None = None
     djl: DjlPlan | None = None
     notes: tuple[str, ...] = ()

@@ -30,12 +30,14 @@ from gpuenv.plan.model import (
     PackageChoice,
     Plan,
     Rejection,
+    Tradeoff,
     Unplaced,
 )
 from gpuenv.plan.notes import plan_min_driver, plan_notes
 from gpuenv.plan.request import Request, Want
 from gpuenv.plan.sources import DEPENDENTS, candidates_for
 from gpuenv.plan.target import Target, read_target
+from gpuenv.plan.tradeoffs import tradeoffs, unchecked_notes
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def make_plan(
         for f, w in wanted.items()
         if f not in DEPENDENTS
     }
-    envs, unplaced = _place(target, wanted, judged)
+    envs, unplaced, costs, unchecked = _place(target, wanted, judged)
     envs = tuple(replace(env, carried=request.carried) for env in envs)
     plan = Plan(
         wants=tuple(w.raw or w.name for w in request.wants),
@@ -74,11 +76,12 @@ def make_plan(
         envs=envs,
         unplaced=unplaced,
         changes=tuple(c for u in unplaced for c in smallest_changes(target, u.package, u.rejected)),
+        tradeoffs=costs,
         conda_override_cuda=_override(target, installer, envs),
     )
     plan = replace(plan, min_driver=plan_min_driver(plan))
     plan = _with_djl(plan, target, wants)
-    notes = plan_notes(plan, target, request)
+    notes = (*plan_notes(plan, target, request), *unchecked)
     if image is not None:
         from gpuenv.plan.docker import finish_container, with_python_note
 
@@ -156,17 +159,19 @@ def _judge_all(candidates: Sequence[Candidate], target: Target, want: Want | Non
 
 def _place(
     target: Target, wanted: Mapping[str, Want], judged: Mapping[str, _Judged]
-) -> tuple[tuple[EnvPlan, ...], tuple[Unplaced, ...]]:
+) -> tuple[tuple[EnvPlan, ...], tuple[Unplaced, ...], tuple[Tradeoff, ...], tuple[str, ...]]:
     unplaced = [f for f, j in judged.items() if not j.fitting]
     order = [f for f in wanted if f not in unplaced and (f in judged or _parent_placed(f, judged))]
     order = [f for f in order if f not in DEPENDENTS or "torch" in order]
     dependent = {f: partial(_dependent_options, target, f, wanted.get(f)) for f in DEPENDENTS}
-    groups = _split(order, {f: j.fitting for f, j in judged.items()}, dependent)
+    fitting = {f: j.fitting for f, j in judged.items()}
+    groups = _split(order, fitting, dependent)
     envs = tuple(_env(target, wanted, judged, chosen, len(groups) > 1) for chosen in groups)
     lost = [_unplaced(f, judged[f]) for f in unplaced]
     lost += [Unplaced(f, ()) for f in wanted if f in DEPENDENTS and "torch" in unplaced]
     lost += _unpaired(order, groups)
-    return envs, tuple(lost)
+    costs = tradeoffs(groups, fitting, dependent)
+    return envs, tuple(lost), costs, unchecked_notes(groups)
 
 
 def _parent_placed(framework: str, judged: Mapping[str, _Judged]) -> bool:

@@ -11,6 +11,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gpuenv.diagnose.choose import variant_cuda
 from gpuenv.kb import Row
+from gpuenv.kb.query.binaries import INDEX, build_code
 from gpuenv.kb.query.frameworks import (
     torch_arch_list,
     torch_default_variant,
@@ -20,8 +21,9 @@ from gpuenv.kb.query.frameworks import (
 )
 from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate, variant_rank
+from gpuenv.plan.floors import cudnn_pins
 from gpuenv.plan.target import Target
-from gpuenv.versions import ComputeCapability
+from gpuenv.versions import ComputeCapability, CudaVersion
 
 COMPANIONS = ("torchvision", "torchaudio")
 # PyTorch's variant indexes publish these platforms (CUDA builds for Linux x86_64 and Windows;
@@ -67,17 +69,17 @@ def _builds(target: Target, version: str, row: Row, wheel: Row) -> list[Candidat
 
 def _archs(
     target: Target, version: str, variant: str
-) -> tuple[tuple[ComputeCapability, ...] | None, tuple[ComputeCapability, ...]]:
-    found = torch_arch_list(target.kb, version, variant, target.platform)
-    if found is None:
-        return None, ()
-    sass, ptx = found
-    return tuple(sass), tuple(ptx)
+) -> tuple[tuple[ComputeCapability, ...] | None, tuple[ComputeCapability, ...], CudaVersion | None]:
+    """(sass, ptx, the toolkit of the PTX): read from the wheel, else the curated arch list."""
+    code = build_code(target.kb, "torch", version, variant, target.platform)
+    if code is None:
+        return None, (), None
+    return tuple(sorted(code.sass)), tuple(sorted(code.ptx)), code.cuda
 
 
 def _default_build(target: Target, version: str, variant: str, wheel: Row) -> Candidate:
     cuda = variant_cuda(variant)
-    sass, ptx = _archs(target, version, variant) if cuda else ((), ())
+    sass, ptx, ptx_cuda = _archs(target, version, INDEX) if cuda else ((), (), None)
     on_linux = target.platform == "linux-x86_64"
     return Candidate(
         framework="torch",
@@ -88,19 +90,28 @@ def _default_build(target: Target, version: str, variant: str, wheel: Row) -> Ca
         cudnn=str(wheel["cudnn"]) if cuda and wheel.get("cudnn") else None,
         sass=sass,
         ptx=ptx,
+        ptx_cuda=ptx_cuda,
         python_tags=wheels.tags(wheel),
         platforms=wheels.platforms(wheel),
         pins=wheels.pins(wheel) if on_linux else (),
         pins_known=(on_linux and bool(wheel.get("pins"))) or cuda is None,
+        kb_pins=_release_pins(target, version, cuda) if on_linux else (),
         strict_arch=True,
         default=True,
         why=f"the package index's own build of torch {version} ({_describe(variant)})",
     )
 
 
+def _release_pins(target: Target, version: str, cuda: CudaVersion | None) -> tuple[str, ...]:
+    """The cuDNN the release row says the package index's wheel pins (its CUDA major's)."""
+    row = torch_release(target.kb, version)
+    cudnn = row.get("cudnn") if row else None
+    return cudnn_pins(target, cuda, f"=={cudnn}" if cudnn else None)
+
+
 def _index_build(target: Target, version: str, variant: str, row: Row | None) -> Candidate:
     cuda = variant_cuda(variant)
-    sass, ptx = _archs(target, version, variant) if cuda else ((), ())
+    sass, ptx, ptx_cuda = _archs(target, version, variant) if cuda else ((), (), None)
     platforms = _CUDA_PLATFORMS if cuda else _CPU_PLATFORMS
     if cuda and sass is not None and torch_arch_list(target.kb, version, variant, "linux-aarch64"):
         platforms = (*platforms, "linux-aarch64")
@@ -114,6 +125,7 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
         index_url=index_url,
         sass=sass,
         ptx=ptx,
+        ptx_cuda=ptx_cuda,
         python_range=_python_range(row),
         platforms=platforms,
         pins_known=cuda is None,
@@ -193,6 +205,7 @@ def _companion(companion: str, row: Row, torch: Candidate) -> Candidate:
         platforms=wheels.platforms(row) if not label else None,
         sass=torch.sass,
         ptx=torch.ptx,
+        ptx_cuda=torch.ptx_cuda,
         pins_known=True,
         default=torch.default,
         why=f"the {companion} release built for torch {torch.version}",

@@ -34,6 +34,8 @@ def plan_doc(plan: Plan, rendered: Rendered, written: Sequence[str] = ()) -> Doc
         line("verdict: ", (_verdict(plan), "ok" if plan.verdict == FITS else "warning")),
         blank(),
     ]
+    # what sharing an env cost comes first: it is the part of the plan a reader would not expect
+    doc += section("trade-offs:", [line("- ", t.text) for t in plan.tradeoffs])
     if plan.container:
         doc += [line("base image: ", plan.container.image), line(plan.container.why, indent=2)]
         doc += _rejections(plan.container.rejected, "passed over: ", 2)
