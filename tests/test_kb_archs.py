@@ -141,3 +141,21 @@ def test_the_cli_asks_first_and_fetches_nothing_without_yes(
     captured = capsys.readouterr()
     assert code == 0 and "SASS 8.0, 9.0; PTX 9.0" in captured.out
     assert "MB to fetch" in captured.err and out.exists()
+
+
+def test_sass_beyond_the_build_files_list_is_flagged(index: WheelServer) -> None:
+    """TensorFlow's build_info.py names the archs of its own kernels: SASS found beyond them is
+    not taken for every kernel (it stays out of sass and is said in the note)."""
+    info = b"build_info = {'is_cuda_build': True, 'cuda_version': '12.5.1', "
+    info += b"'cuda_compute_capabilities': ['sm_80', 'compute_90']}\n"
+    index.files["tensorflow-2.20.0-cp312-cp312-manylinux_2_17_x86_64.whl"] = make_wheel(
+        {
+            "tensorflow/python/platform/build_info.py": info,
+            "tensorflow/libtensorflow_cc.so.2": make_elf(recorded("sm80_sm90_compute90")),
+        }
+    )
+    plan = archs.plan_archs("tensorflow==2.20.0", index_url=f"{index.base}/simple")
+    row = archs.read_archs(plan, today=TODAY)
+    assert (row["sass"], row["ptx"], row["cuda"]) == (["8.0"], ["9.0"], "12.5.1")
+    assert "lists sm_80, compute_90" in row["note"]
+    assert "SASS for 9.0 is in the library too" in row["note"]

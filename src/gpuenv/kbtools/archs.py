@@ -247,7 +247,7 @@ def _row(
         "variant": "index",
         "platform": plan.platform,
         "cuda": cuda,
-        "sass": _ccs(sass),
+        "sass": [cc for cc in _ccs(sass) if cc in _declared(build, _ccs(sass))],
         "ptx": _ccs(ptx),
         "wheel": plan.wheel.filename,
         "libraries": members,
@@ -256,9 +256,50 @@ def _row(
         "verified": today.isoformat(),
         "status": "observed",
     }
+    notes = _declared_note(build, _ccs(sass)) + _isa_note(cuda, sorted(isa, key=_isa_key))
     if problems:
-        row["note"] = "the fatbin reader reported: " + "; ".join(problems)[:400]
+        notes.append("the fatbin reader reported: " + "; ".join(problems)[:400])
+    if notes:
+        row["note"] = " ".join(notes)
     return row
+
+
+def _isa_note(cuda: str, isa: Sequence[str]) -> list[str]:
+    """The PTX's own ISA when it belongs to another CUDA release than the build's (TensorFlow
+    compiles CUDA with clang, which writes an older ISA): PTX JIT needs a driver of that one."""
+    if not isa or isa[-1] not in PTX_ISA_CUDA:
+        return []
+    ptx_cuda = PTX_ISA_CUDA[isa[-1]]
+    if _isa_key(ptx_cuda) == _isa_key(cuda)[:2]:
+        return []
+    return [
+        f"Its PTX is ISA {isa[-1]}, the ISA of CUDA {ptx_cuda}: JIT-compiling it needs a driver "
+        f"of CUDA {ptx_cuda} or newer."
+    ]
+
+
+def _declared(build: Mapping[str, Any], sass: Sequence[str]) -> set[str]:
+    """The SASS every kernel has: what the build file lists for the build's own kernels
+    (TensorFlow's cuda_compute_capabilities), else all that was found."""
+    declared = [str(a) for a in build.get("build_archs", ()) if str(a).startswith("sm_")]
+    return {cc_of(a) for a in declared} if build.get("build_archs") else set(sass)
+
+
+def _declared_note(build: Mapping[str, Any], sass: Sequence[str]) -> list[str]:
+    """SASS beyond the build file's list comes from code built apart from the build's own
+    kernels: not every kernel has it, so it stays out of `sass` and is said here."""
+    declared = [str(a) for a in build.get("build_archs", ())]
+    if not declared:
+        return []
+    extra = [cc for cc in sass if cc not in _declared(build, sass)]
+    note = f"The build file lists {', '.join(declared)} for the build's own kernels."
+    if extra:
+        note += (
+            f" SASS for {', '.join(extra)} is in the library too but not in that list: it "
+            "belongs to code built apart from those kernels, so it is left out of sass (the "
+            "kernels reach such a GPU through their PTX)."
+        )
+    return [note]
 
 
 def _isa_key(version: str) -> tuple[int, ...]:
