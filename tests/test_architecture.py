@@ -18,6 +18,16 @@ PURE = [
     "versions.py",
     "redact.py",
     "snapshot_io.py",
+    "guard/__init__.py",
+    "guard/model.py",
+    "guard/build.py",
+    "guard/lockfile.py",
+    "guard/compare.py",
+    "guard/pin.py",
+    "guard/preview.py",
+    "guard/commands.py",
+    "guard/restore.py",
+    "guard/outcomes.py",
 ]
 FORBIDDEN_MODULES = {"subprocess", "ctypes", "gpuenv.probe"}
 # What gpuenv loads at run time never imports the maintainer's tools (they reach the network).

@@ -27,7 +27,18 @@ from gpuenv.errors import (
 )
 
 Handler = Callable[[argparse.Namespace], int]
-COMMANDS = ("snapshot", "doctor", "plan", "kb", "completion")
+COMMANDS = (
+    "snapshot",
+    "doctor",
+    "plan",
+    "lock",
+    "pin",
+    "guard",
+    "diff",
+    "restore",
+    "kb",
+    "completion",
+)
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
