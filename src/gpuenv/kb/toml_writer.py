@@ -1,4 +1,5 @@
-"""A small TOML writer for knowledge-base files (no dependency: tomllib only reads)."""
+"""A small TOML writer (no dependency: tomllib only reads), for the knowledge-base files and
+gpuenv's lock files. Pure: it builds text; writing goes through gpuenv.edges.output."""
 
 from __future__ import annotations
 
