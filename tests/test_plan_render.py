@@ -104,13 +104,14 @@ def test_uv_without_pytorch_indexes_needs_no_backend() -> None:
 def test_conda_mixes_conda_forge_builds_and_a_pip_section() -> None:
     plan = plan_for(
         Scenario(
-            "mix", ("torch", "tensorflow"), "570.124.06", ("RTX 4090",), "3.11", installer="conda"
+            "mix", ("torch", "onnxruntime"), "570.124.06", ("RTX 4090",), "3.11", installer="conda"
         )
     )
     text = render_installer(plan).files["environment.yml"]
     assert "  - conda-forge" in text and "  - pip:" in text
     assert any(line.strip().startswith("- pytorch=") for line in text.splitlines())
-    assert any("tensorflow[and-cuda]==" in line for line in text.splitlines())
+    # conda-forge builds of onnxruntime-gpu are not in the knowledge base: a wheel, in pip
+    assert any("onnxruntime-gpu" in line for line in text.split("  - pip:")[1].splitlines())
 
 
 def test_mamba_uses_mamba() -> None:
@@ -153,16 +154,16 @@ def test_pixi_declares_the_targets_cuda_as_a_system_requirement() -> None:
 def test_pixi_puts_wheels_in_pypi_dependencies() -> None:
     plan = plan_for(
         Scenario(
-            "mix", ("torch", "tensorflow"), "570.124.06", ("RTX 4090",), "3.11", installer="pixi"
+            "mix", ("torch", "onnxruntime"), "570.124.06", ("RTX 4090",), "3.11", installer="pixi"
         )
     )
     manifest = tomllib.loads(render_installer(plan).files["pixi.toml"])
-    tf = plan.envs[0].package("tensorflow")
-    assert tf is not None
-    assert manifest["pypi-dependencies"]["tensorflow"] == {
-        "version": f"=={tf.version}",
-        "extras": list(tf.extras),
-    }
+    ort = plan.envs[0].package("onnxruntime")
+    assert ort is not None and ort.conda is None
+    expected: dict[str, object] = {"version": f"=={ort.version}"}
+    if ort.extras:
+        expected["extras"] = list(ort.extras)
+    assert manifest["pypi-dependencies"][ort.name] == expected
 
 
 def test_dockerfile_installs_the_requirements_in_the_images_python() -> None:

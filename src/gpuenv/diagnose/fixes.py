@@ -46,7 +46,7 @@ def python_of(ctx: Context) -> str:
     return "python" if ctx.os == "windows" else "python3"
 
 
-def _program(ctx: Context, path: str) -> str:
+def program(ctx: Context, path: str) -> str:
     """The interpreter as the first word of a command: PowerShell runs a quoted path only
     through its call operator."""
     word = quote(ctx, path)
@@ -73,14 +73,14 @@ def pip_install(
         again = " --reinstall" if reinstall else ""
         return f"uv pip install --python {_q(ctx, interpreter)}{again} {reqs}{index}"
     again = " --force-reinstall" if reinstall else ""
-    return f"{_program(ctx, interpreter)} -m pip install{again} {reqs}{index}"
+    return f"{program(ctx, interpreter)} -m pip install{again} {reqs}{index}"
 
 
 def pip_uninstall(ctx: Context, installer: str, names: Sequence[str]) -> str:
     shown = " ".join(_q(ctx, n) for n in names)
     if installer == "uv":
         return f"uv pip uninstall --python {_q(ctx, python_of(ctx))} {shown}"
-    return f"{_program(ctx, python_of(ctx))} -m pip uninstall -y {shown}"
+    return f"{program(ctx, python_of(ctx))} -m pip uninstall -y {shown}"
 
 
 def installed_version(ctx: Context, name: str) -> str | None:
@@ -175,7 +175,14 @@ def _conda_install(ctx: Context, packages: Sequence[PackageChoice]) -> str:
         for p in packages
         if p.conda
     ]
+    cudas = sorted({p.cuda for p in packages if p.conda and p.cuda}, key=_cuda_key)
+    if cudas:  # the CUDA builds agree on one cuda-version: the highest they were built with
+        specs.insert(0, f"cuda-version={cudas[-1]}")
     return f"conda install{where} -c conda-forge {' '.join(_q(ctx, s) for s in specs)}"
+
+
+def _cuda_key(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
 def driver_install(ctx: Context, branch: int) -> tuple[str, ...]:

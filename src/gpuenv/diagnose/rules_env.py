@@ -11,12 +11,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
+from gpuenv.diagnose.choose import platform_of
 from gpuenv.diagnose.context import Context, Gpu
+from gpuenv.diagnose.extension_fixes import planned_extension
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
 from gpuenv.diagnose.fixes import pip_install, planned_install
 from gpuenv.diagnose.limits import jetpacks_for, jetson_gpus
 from gpuenv.facts import DistributionFacts, FrameworkBuild
-from gpuenv.kb.query.frameworks import torch_index_url, torchvision_for
+from gpuenv.kb.query.frameworks import torch_default_variant, torch_index_url, torchvision_for
 from gpuenv.kb.query.jetson import jetpack_for_l4t, jetpack_row
 from gpuenv.versions import CudaVersion
 
@@ -98,11 +100,22 @@ def _extension_finding(
     torch_cuda = CudaVersion.parse(torch.framework_cuda) if torch.framework_cuda else None
     installer = ctx.installer_for(dist.name)
     base = torch.version.split("+")[0] if torch.version else "?"
+    name = canonicalize_name(dist.name)
+    planned = planned_extension(ctx, name, _torch_pin(ctx, torch)) if torch.version else None
     command = _companion_install(ctx, dist, torch) or (
-        pip_install(ctx, installer, [canonicalize_name(dist.name)], reinstall=True)
+        planned.command
+        if planned is not None
+        else pip_install(ctx, installer, [name], reinstall=True)
         + " --no-deps --no-build-isolation --no-binary "
-        + canonicalize_name(dist.name)
+        + name
     )
+    summary = (
+        f"Reinstall {dist.name} built for torch {base}"
+        + (f" and CUDA {torch_cuda.short}" if torch_cuda else "")
+        + " (or build it from source against this torch), or install the torch it pins."
+    )
+    if planned is not None:
+        summary = f"Install {planned.summary}, or install the torch it was built for."
     return Finding(
         rule="extension-build-mismatch",
         cause="extension_build_mismatch",
@@ -119,14 +132,20 @@ def _extension_finding(
                 "torch", f"{torch.version} (CUDA {torch.framework_cuda or 'none'})", torch.source
             ),
         ),
-        fix=Fix(
-            summary=f"Reinstall {dist.name} built for torch {base}"
-            + (f" and CUDA {torch_cuda.short}" if torch_cuda else "")
-            + " (or build it from source against this torch), or install the torch it pins.",
-            commands=(command,),
-            installer=installer,
-        ),
+        fix=Fix(summary=summary, commands=(command,), installer=installer),
     )
+
+
+def _torch_pin(ctx: Context, torch: FrameworkBuild) -> str:
+    """A constraint naming the installed torch build as the plan does: '==2.4.1+cu118' for a
+    variant index's wheel, '===2.4.1' for the package index's own (its version has no label)."""
+    version = torch.version or ""
+    variant = torch.variant or ""
+    if "+" in version or not re.fullmatch(r"cu\d{2,3}|cpu", variant):
+        return f"=={version}"
+    if torch_default_variant(ctx.kb, version, platform_of(ctx)) == variant:
+        return f"==={version}"  # exactly the unlabelled build, not '2.4.1+cu124'
+    return f"=={version}+{variant}"
 
 
 def _companion_install(ctx: Context, dist: DistributionFacts, torch: FrameworkBuild) -> str | None:

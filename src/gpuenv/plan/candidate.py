@@ -21,7 +21,7 @@ from gpuenv.kb.query.cuda import (
     mvc_min_driver,
     toolkit_min_driver,
 )
-from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection
+from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection, SourceBuild
 from gpuenv.plan.request import Want
 from gpuenv.plan.target import GpuFloor, Target
 from gpuenv.plan.wheels import version_key
@@ -54,6 +54,9 @@ class Candidate:
     kb_pins: tuple[str, ...] = ()
     system_needs: tuple[str, ...] = ()
     conda: CondaSpec | None = None
+    url: str | None = None  # installed by its URL (a release asset)
+    exclusive_index: bool = False  # the default index has this version in another build
+    source_build: SourceBuild | None = None  # built from source on the target
     blocked: tuple[Rejection, ...] = ()  # rules its generator already knows it fails
     # packages pinned with it: (name, version, extras), e.g. ("jaxlib", "0.6.2", ())
     companions: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
@@ -69,6 +72,11 @@ class Candidate:
     @property
     def public(self) -> Version:
         return version_key(self.version.split("+")[0])
+
+    @property
+    def public_text(self) -> str:
+        """The version without its local label: '2.5.1' of '2.5.1+cu121'."""
+        return self.version.split("+")[0]
 
     def reject(self, rule: str, reason: str, needs: str | None = None) -> Rejection:
         return Rejection(self.framework, self.label, rule, reason, needs)
@@ -108,7 +116,7 @@ _SPECIFIC = ("cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")
 
 
 def _constraint(candidate: Candidate, want: Want) -> list[Rejection]:
-    if want.name in _SPECIFIC and candidate.name != want.name:
+    if want.name in _SPECIFIC and candidate.name != want.name and not _same_cupy(candidate, want):
         return [candidate.reject("constraint", f"you asked for {want.name}")]
     spec = specifier_of(want)
     if not str(spec):
@@ -116,6 +124,14 @@ def _constraint(candidate: Candidate, want: Want) -> list[Rejection]:
     if spec.contains(candidate.version, prereleases=True):
         return []
     return [candidate.reject("constraint", f"outside your constraint {want.name}{spec}")]
+
+
+def _same_cupy(candidate: Candidate, want: Want) -> bool:
+    """conda-forge names CuPy `cupy` for every CUDA: its build for CUDA 12 is cupy-cuda12x."""
+    cuda = candidate.cuda
+    return (
+        candidate.conda is not None and cuda is not None and want.name == f"cupy-cuda{cuda.major}x"
+    )
 
 
 def _python(candidate: Candidate, target: Target) -> list[Rejection]:
@@ -364,6 +380,9 @@ def to_choice(
         pins=candidate.pins,
         system_needs=candidate.system_needs,
         conda=candidate.conda,
+        url=candidate.url,
+        exclusive_index=candidate.exclusive_index,
+        source_build=candidate.source_build,
         why=candidate.why,
         notes=candidate.notes,
         rejected=rejected,

@@ -54,6 +54,8 @@ class Target:
     gpu_floor: GpuFloor | None = None
     # a GPU the driver's branch no longer drives (a probed machine; declared ones are refused)
     ceiling: Ceiling | None = None
+    # plan builds from source for extensions no prebuilt wheel serves (a second pass)
+    source_builds: bool = False
     _driver_cache: dict[tuple[int, int], DriverSupport] = field(
         default_factory=dict, compare=False, repr=False
     )

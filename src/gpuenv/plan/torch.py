@@ -11,12 +11,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gpuenv.diagnose.choose import variant_cuda
 from gpuenv.kb import Row
+from gpuenv.kb.query._frameworks_util import minor_line
 from gpuenv.kb.query.binaries import INDEX, build_code
 from gpuenv.kb.query.frameworks import (
     torch_arch_list,
     torch_default_variant,
+    torch_find_links,
     torch_index_url,
     torch_release,
+    torch_releases,
     torchvision_for,
 )
 from gpuenv.plan import wheels
@@ -41,6 +44,22 @@ def torch_candidates(target: Target) -> list[Candidate]:
             out.append(_unknown(version))
             continue
         builds = _builds(target, version, row, wheel)
+        out.extend(sorted(builds, key=lambda c: variant_rank(c, target)))
+    return out + _older_lines(target)
+
+
+def _older_lines(target: Target) -> list[Candidate]:
+    """Lines the release table describes and the wheels table does not list (1.x): their X.Y.0
+    release in PyTorch's variant builds (on its indexes, or its page of links before 1.11)."""
+    listed = {minor_line(str(w["version"])) for w in wheels.releases(target.kb, "torch")}
+    out: list[Candidate] = []
+    for row in torch_releases(target.kb):
+        line = minor_line(str(row["torch"]))
+        if line is None or line in listed or target.platform == "macos-arm64":
+            continue
+        version = f"{line[0]}.{line[1]}.0"
+        variants = [str(v) for v in row.get("cuda_variants", [])] if target.wants_gpu else ["cpu"]
+        builds = [_index_build(target, version, v, row) for v in variants]
         out.extend(sorted(builds, key=lambda c: variant_rank(c, target)))
     return out
 
@@ -115,7 +134,9 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
     platforms = _CUDA_PLATFORMS if cuda else _CPU_PLATFORMS
     if cuda and sass is not None and torch_arch_list(target.kb, version, variant, "linux-aarch64"):
         platforms = (*platforms, "linux-aarch64")
-    index_url = torch_index_url(target.kb, variant)
+    # before 1.11 PyTorch published the variant wheels on one page of links, not on indexes
+    find_links = torch_find_links(target.kb, version, variant)
+    index_url = None if find_links else torch_index_url(target.kb, variant)
     candidate = Candidate(
         framework="torch",
         name="torch",
@@ -123,6 +144,7 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
         build=variant,
         cuda=cuda,
         index_url=index_url,
+        find_links=find_links,
         sass=sass,
         ptx=ptx,
         ptx_cuda=ptx_cuda,
@@ -130,9 +152,9 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
         platforms=platforms,
         pins_known=cuda is None,
         strict_arch=True,
-        why=f"PyTorch's {variant} index build of torch {version} ({_describe(variant)})",
+        why=f"PyTorch's {variant} build of torch {version} ({_describe(variant)})",
     )
-    if index_url is None:
+    if index_url is None and find_links is None:
         return candidate.blocked_by(
             "unknown", f"PyTorch's {variant} index is not in the knowledge base"
         )
@@ -201,6 +223,7 @@ def _companion(companion: str, row: Row, torch: Candidate) -> Candidate:
         build=torch.build,
         cuda=torch.cuda,
         index_url=torch.index_url,
+        find_links=torch.find_links,
         python_tags=wheels.tags(row) if not label else None,
         platforms=wheels.platforms(row) if not label else None,
         sass=torch.sass,

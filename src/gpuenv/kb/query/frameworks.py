@@ -12,6 +12,7 @@ from gpuenv.kb.query.torch import (
     torch_arch_list,
     torch_arch_row,
     torch_default_variant,
+    torch_find_links,
     torch_index_url,
     torch_release,
     torch_releases,
@@ -22,6 +23,7 @@ from gpuenv.kb.query.torch import (
 from gpuenv.versions import CudaVersion
 
 __all__ = [
+    "conda_forge_builds",
     "conda_pytorch_builds",
     "conda_virtual_package",
     "cupy_package_for_cuda",
@@ -40,6 +42,7 @@ __all__ = [
     "torch_arch_list",
     "torch_arch_row",
     "torch_default_variant",
+    "torch_find_links",
     "torch_index_url",
     "torch_release",
     "torch_releases",
@@ -231,3 +234,16 @@ def conda_pytorch_builds(kb: KnowledgeBase, platform: str | None = None) -> tupl
     """The conda-forge pytorch CUDA builds recorded, optionally for one conda platform."""
     rows = kb.rows("conda", "pytorch_build")
     return tuple(row for row in rows if platform is None or row["platform"] == platform)
+
+
+def conda_forge_builds(
+    kb: KnowledgeBase, package: str, platform: str | None = None
+) -> tuple[Row, ...]:
+    """conda-forge builds of tensorflow, jaxlib or cupy recorded (CUDA and CPU), newest first,
+    optionally for one conda platform ("linux-64")."""
+    rows = [
+        row
+        for row in kb.rows("conda", "forge_build")
+        if row["package"] == package and (platform is None or row["platform"] == platform)
+    ]
+    return tuple(sorted(rows, key=lambda row: release_tuple(row["version"]) or (), reverse=True))

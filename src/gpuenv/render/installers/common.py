@@ -91,16 +91,29 @@ def env_file(plan: Plan, env: EnvPlan, stem: str, suffix: str) -> str:
     return f"{stem}{suffix}" if len(plan.envs) == 1 else f"{stem}-{env.name}{suffix}"
 
 
+def pip_packages(env: EnvPlan, exclusive: bool = False) -> list[PackageChoice]:
+    """The wheels one pip line installs: not conda's, not built from source, and (unless
+    `exclusive`: uv routes each package to its index) not those needing an index of their own."""
+    return [
+        p
+        for p in env.packages
+        if p.conda is None and p.source_build is None and (exclusive or not p.exclusive_index)
+    ]
+
+
 def index_lines(env: EnvPlan) -> list[str]:
     """PyTorch's (or NVIDIA's) indexes as extra indexes: the pinned local labels (+cu121) exist
     only there, and everything else still comes from the installer's own index."""
-    out = [f"--extra-index-url {url}" for url in env.index_urls]
-    out += [f"--find-links {url}" for url in env.find_links]
+    packages = pip_packages(env)
+    out = [
+        f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in packages) if url
+    ]
+    out += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in packages) if url]
     return out
 
 
-def requirement_lines(env: EnvPlan) -> list[str]:
-    return [p.requirement for p in env.packages] + list(env.carried)
+def requirement_lines(env: EnvPlan, exclusive: bool = False) -> list[str]:
+    return [p.requirement for p in pip_packages(env, exclusive)] + list(env.carried)
 
 
 def python_command(plan: Plan) -> str:
@@ -112,7 +125,8 @@ def python_command(plan: Plan) -> str:
 
 
 def pip_args(packages: Sequence[PackageChoice], env: EnvPlan) -> str:
-    reqs = " ".join(q(r) for r in [p.requirement for p in packages] + list(env.carried))
+    shown = [p for p in packages if p in pip_packages(env)]
+    reqs = " ".join(q(r) for r in [p.requirement for p in shown] + list(env.carried))
     flags = " ".join(q(part) for line in index_lines(env) for part in line.split(" ", 1))
     return f"{reqs} {flags}".strip()
 

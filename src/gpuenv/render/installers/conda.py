@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 
 from gpuenv.plan.model import EnvPlan, PackageChoice, Plan
+from gpuenv.render.installers.builds import build_notes, later_commands
 from gpuenv.render.installers.common import (
     Rendered,
     Where,
     env_file,
     header,
     index_lines,
+    pip_packages,
     q,
     windows,
     with_env,
@@ -30,9 +32,15 @@ def conda_spec(package: PackageChoice) -> str | None:
 
 
 def cuda_version_pin(env: EnvPlan) -> str | None:
-    """The cuda-version of the env's conda CUDA builds (they must agree)."""
-    cudas = sorted({p.cuda for p in env.packages if p.conda and p.cuda})
+    """The one cuda-version every conda CUDA build of the env runs with: the highest CUDA they
+    were built with (they share its major; a build for CUDA 12.8 runs with cuda-version 12.9)."""
+    cudas = sorted({p.cuda for p in env.packages if p.conda and p.cuda}, key=_cuda_key)
     return cudas[-1] if cudas else None
+
+
+def _cuda_key(text: str) -> tuple[int, ...]:
+    """'12.10' sorts above '12.9'."""
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
 def environment_yml(plan: Plan, env: EnvPlan) -> str:
@@ -57,7 +65,8 @@ def environment_yml(plan: Plan, env: EnvPlan) -> str:
 
 
 def pip_section(env: EnvPlan) -> list[str]:
-    wheels = [p for p in env.packages if p.conda is None]
+    """The wheels pip installs in the env (not those from an index of their own, nor builds)."""
+    wheels = pip_packages(env)
     if not wheels and not env.carried:
         return []
     return index_lines(env) + [p.requirement for p in wheels] + list(env.carried)
@@ -85,10 +94,12 @@ def render_conda(plan: Plan, tool: str = "conda", where: Where | None = None) ->
         files[name] = environment_yml(plan, env)
         prefix = _prefix(plan, where.interpreter) if len(plan.envs) == 1 else None
         commands += _conda_lines(plan, env, tool, where, name, prefix)
+        target = f"-p {q(prefix)}" if prefix else f"-n {_name(plan, env)}"
+        commands += later_commands(plan, env, f"{tool} run {target} python -m pip install")
     override = plan.conda_override_cuda
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = tuple(n for env in plan.envs for n in build_notes(env))
     if override:
-        notes = (
+        notes += (
             f"CONDA_OVERRIDE_CUDA={override} makes the solver assume the GPU node's driver "
             f"(CUDA {override}); leave it out on the GPU node itself."
             + (

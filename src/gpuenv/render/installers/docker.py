@@ -55,6 +55,20 @@ def render_docker(plan: Plan, where: Where | None = None) -> Rendered:
             "The plan needs several envs; this Dockerfile builds the first. Plan the others "
             "in images of their own."
         )
+    built = [p.name for env in plan.envs[:1] for p in env.packages if p.source_build]
+    if built:
+        notes.append(
+            f"Built from source, so not in this image: {', '.join(built)}. A build needs nvcc: "
+            "use NVIDIA's -devel image of the same CUDA and run the plan's build command in it."
+        )
+    exclusive = [p for env in plan.envs[:1] for p in env.packages if p.exclusive_index]
+    if exclusive:
+        notes.append(
+            "Install "
+            + ", ".join(f"{p.requirement} from {p.index_url}" for p in exclusive)
+            + " with --no-deps --index-url in a RUN line of its own: the package index has the "
+            "same version built for another CUDA."
+        )
     local = [c.text for env in plan.envs[:1] for c in carried(env) if c.requirement is None]
     if local:
         notes.append(

@@ -4,6 +4,7 @@ the commands that create the env and install it."""
 from __future__ import annotations
 
 from gpuenv.plan.model import EnvPlan, Plan
+from gpuenv.render.installers.builds import build_notes, later_commands
 from gpuenv.render.installers.common import (
     Rendered,
     Where,
@@ -23,7 +24,21 @@ def requirements_txt(plan: Plan, env: EnvPlan) -> str:
         lines.append(f"# environment {env.name} of {len(plan.envs)}")
     lines += index_lines(env)
     lines += requirement_lines(env)
+    lines += [f"# {line}" for line in separately(env)]
     return "\n".join(lines) + "\n"
+
+
+def separately(env: EnvPlan) -> list[str]:
+    """What the file leaves to the commands after it (an index of its own, a source build)."""
+    out = []
+    for package in env.packages:
+        if package.conda is not None:
+            continue
+        if package.source_build is not None:
+            out.append(f"{package.requirement}: built from source by a command of the plan")
+        elif package.exclusive_index:
+            out.append(f"{package.requirement}: installed from {package.index_url} by a command")
+    return out
 
 
 def render_pip(plan: Plan, where: Where | None = None) -> Rendered:
@@ -44,7 +59,9 @@ def render_pip(plan: Plan, where: Where | None = None) -> Rendered:
             f"-r {q(where.file(name))}" if where.folder is not None else pip_args(env.packages, env)
         )
         commands.append(f"{python} -m pip install {source}")
-    return Rendered(files=files, commands=tuple(commands))
+        commands += later_commands(plan, env, f"{python} -m pip install")
+    notes = tuple(n for env in plan.envs for n in build_notes(env))
+    return Rendered(files=files, commands=tuple(commands), notes=notes)
 
 
 def _in_venv(plan: Plan, venv: str) -> tuple[str, str]:
