@@ -16,7 +16,7 @@ from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion, dotted
 
 ERROR = "error"
@@ -263,8 +263,9 @@ def check_torchvision_pairing(kb: KnowledgeBase) -> list[AuditProblem] | str:
 
 
 def check_torch_cuda(kb: KnowledgeBase) -> list[AuditProblem] | str:
-    """The CUDA and cuDNN the index's torch wheels pin agree with pypi_linux_x86_64,
-    pypi_linux_aarch64 and cudnn. Only platforms whose core metadata was read are compared."""
+    """The CUDA and cuDNN the index's torch wheels pin (or, with no pins, were built with: their
+    torch/version.py) agree with pypi_linux_x86_64, pypi_linux_aarch64 and cudnn. Only platforms
+    whose core metadata was read are compared."""
     tables = _torch_tables(kb)
     if isinstance(tables, str):
         return tables
@@ -281,10 +282,14 @@ def check_torch_cuda(kb: KnowledgeBase) -> list[AuditProblem] | str:
             ("pypi_linux_aarch64", "cuda_aarch64", "linux-aarch64"),
         ):
             variant = line.get(column)
-            if platform in read and not _same_cuda(variant, wheel.get(field)):
+            # torch before 2.0 bundles CUDA and pins nothing: its build file says which CUDA
+            built = wheel.get("build_cuda") if platform == "linux-x86_64" else None
+            have = wheel.get(field) or built
+            if platform in read and not _same_cuda(variant, have):
+                said = "pins" if wheel.get(field) else "was built with"
                 message = (
                     f"{column} {variant!r} here, but the {platform} torch {version} wheel on "
-                    f"the package index pins CUDA {wheel.get(field, 'none')} (wheels.toml)"
+                    f"the package index {said} CUDA {have or 'none'} (wheels.toml)"
                 )
                 problems.append(_problem("torch.toml", "release", where, message, "torch CUDA"))
         cudnn = line.get("cudnn")

@@ -1,9 +1,7 @@
-"""Read a package index: PEP 691 JSON project pages (PEP 503 HTML as a fallback) and PEP 658/714
-core-metadata files. Only index pages and `.metadata` files are ever downloaded, never wheels.
-
-The index URL is pip's own: `pip config list` (index-url from the environment or a config file),
-else pip's built-in default, both read in a child process of the interpreter so that gpuenv never
-imports pip. Everything after the download is pure and tested on recorded responses.
+"""What a package index says: PEP 691 JSON project pages (PEP 503 HTML as a fallback), PEP
+658/714 core-metadata files, wheel names, and the CUDA pins in core metadata. The requests
+themselves are http.py's (pip's index URL, pages, byte ranges of wheels); everything here is pure
+and tested on recorded responses.
 """
 
 from __future__ import annotations
@@ -12,15 +10,11 @@ import email.parser
 import email.policy
 import hashlib
 import json
-import os
 import re
-import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -28,28 +22,18 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from gpuenv._version import __version__
-from gpuenv.edges import process
+from gpuenv.kbtools import http
+
+# The HTTP side lives in http.py; its names stay reachable here for the callers.
+Fetcher = http.Fetcher
+IndexUnavailable = http.IndexUnavailable
+Response = http.Response
+index_url_from_config = http.index_url_from_config
+pip_index_url = http.pip_index_url
+urllib_fetch = http.urllib_fetch
+urllib_range = http.urllib_range
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2"
-_MAX_BYTES = 64 * 1024 * 1024
-_PIP_DEFAULT = "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"
-
-
-class IndexUnavailable(Exception):
-    """The index could not be read (network, HTTP error or a garbled page)."""
-
-
-@dataclass(frozen=True)
-class Response:
-    url: str
-    status: int
-    content_type: str
-    body: bytes
-
-
-class Fetcher(Protocol):
-    def __call__(self, url: str, accept: str) -> Response: ...
 
 
 @dataclass(frozen=True)
@@ -60,6 +44,8 @@ class IndexFile:
     yanked: bool
     metadata: bool | None  # core metadata advertised; None: the page does not say
     metadata_sha256: str | None = None
+    size: int | None = None  # bytes, when the page says (PEP 700)
+    upload_time: str | None = None  # ISO 8601, when the page says (PEP 700)
 
 
 @dataclass(frozen=True)
@@ -68,71 +54,6 @@ class CoreMetadata:
     version: str | None
     requires_python: str | None
     requires_dist: tuple[str, ...]
-
-
-# -- the index URL, from pip ------------------------------------------------------------------
-
-
-def index_url_from_config(text: str) -> str | None:
-    """The effective index-url in `pip config list` output: env > install > global > others."""
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if not sep or not key.strip().endswith(".index-url"):
-            continue
-        section = key.strip().rsplit(".", 1)[0]
-        found[section] = value.strip().strip("'\"").split()[0] if value.strip("'\" ") else ""
-    for section in (":env:", "install", "global", *sorted(found)):
-        if found.get(section):
-            return found[section]
-    return None
-
-
-def pip_index_url(python: str | None = None, timeout: float = 60.0) -> str:
-    """The main index URL pip would use (extra-index-url and find-links are ignored)."""
-    exe = python or sys.executable
-    config = _run_python(exe, ["-m", "pip", "config", "list"], timeout)
-    url = index_url_from_config(config)
-    if not url:
-        url = _run_python(exe, ["-c", _PIP_DEFAULT], timeout).strip()
-    if not url.startswith(("http://", "https://", "file://")):
-        raise IndexUnavailable(f"pip reported no usable index URL ({url!r})")
-    return url.rstrip("/")
-
-
-def _run_python(exe: str, args: list[str], timeout: float) -> str:
-    env = {**os.environ, "LC_ALL": "C", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    done = process.run([exe, *args], timeout=timeout, env=env)
-    if done.returncode is None:
-        raise IndexUnavailable(f"cannot ask pip for its index URL: {done.problem()}")
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise IndexUnavailable(f"`{exe} {' '.join(args[:3])}` failed: {tail[0]}")
-    return done.stdout
-
-
-# -- HTTP -------------------------------------------------------------------------------------
-
-
-def urllib_fetch(url: str, accept: str, timeout: float = 60.0, attempts: int = 2) -> Response:
-    """GET `url`. HTTP errors come back as a status; a network failure raises IndexUnavailable."""
-    headers = {"Accept": accept, "User-Agent": f"gpuenv/{__version__} (kb refresh)"}
-    problem = ""
-    for _ in range(attempts):
-        request = urllib.request.Request(url, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as answer:
-                body = answer.read(_MAX_BYTES + 1)
-                kind = answer.headers.get("Content-Type", "")
-                return Response(answer.geturl(), answer.status, kind, body[:_MAX_BYTES])
-        except urllib.error.HTTPError as exc:
-            if exc.code < 500:
-                return Response(url, exc.code, "", b"")
-            problem = f"HTTP {exc.code}"
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            problem = str(reason)
-    raise IndexUnavailable(f"{url}: {problem}")
 
 
 # -- project pages ----------------------------------------------------------------------------
@@ -146,6 +67,18 @@ def parse_project_page(body: bytes, content_type: str, page_url: str) -> list[In
     if kind.endswith("html") or body.lstrip()[:1] == b"<":
         return _parse_html_page(body, page_url)
     raise IndexUnavailable(f"{page_url}: unexpected content type {content_type!r}")
+
+
+def project_files(base: str, name: str, fetch: Fetcher) -> list[IndexFile] | None:
+    """The files of a project on the index at `base` (None: no such project). Any other HTTP
+    error, a network failure or a garbled page raises IndexUnavailable."""
+    url = f"{base.rstrip('/')}/{canonicalize_name(name)}/"
+    answer = fetch(url, JSON_ACCEPT)
+    if answer.status == 404:
+        return None
+    if answer.status != 200:
+        raise IndexUnavailable(f"{url}: HTTP {answer.status}")
+    return parse_project_page(answer.body, answer.content_type, answer.url or url)
 
 
 def _parse_json_page(body: bytes, page_url: str) -> list[IndexFile]:
@@ -178,7 +111,13 @@ def _json_file(number: int, entry: Any, page_url: str, advertised: bool) -> Inde
         yanked=yanked is True or isinstance(yanked, str),
         metadata=_advertised(meta) if advertised else None,
         metadata_sha256=meta.get("sha256") if isinstance(meta, dict) else None,
+        size=_int_or_none(entry.get("size")),
+        upload_time=entry.get("upload-time") if isinstance(entry.get("upload-time"), str) else None,
     )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _advertised(value: Any) -> bool:
