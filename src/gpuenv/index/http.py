@@ -156,3 +156,16 @@ def _range_of(status: int, headers: Any) -> tuple[int | None, int]:
         return int(match.group(3)), int(match.group(1))
     length = str(headers.get("Content-Length", "")).strip()
     return (int(length) if length.isdigit() else None), 0
+
+
+def urllib_size(url: str, timeout: float = 30.0) -> int | None:
+    """The size of the file at `url` from a HEAD request's Content-Length; None when the server
+    does not say or cannot be reached."""
+    headers = {"User-Agent": f"gpuenv/{__version__}", "Accept-Encoding": "identity"}
+    request = urllib.request.Request(url, headers=headers, method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            length = str(answer.headers.get("Content-Length", "")).strip()
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return int(length) if length.isdigit() else None
