@@ -18,6 +18,11 @@ PURE = [
     "versions.py",
     "redact.py",
     "snapshot_io.py",
+    "check/model.py",
+    "check/parse.py",
+    "check/judge.py",
+    "check/bench.py",
+    "check/explain_adapter.py",
 ]
 FORBIDDEN_MODULES = {"subprocess", "ctypes", "gpuenv.probe"}
 # kb/refresh.py and kb/index_client.py are the maintainer's network tools, not judgement code.
@@ -59,6 +64,7 @@ OPENS_FILES = {
     "edges/files.py": "the file-reading gateway",
     "edges/output.py": "the writing gateway",
     "probe/_target.py": "runs inside the target interpreter, stdlib only (its own open_regular)",
+    "check/_onnxruntime.py": "runs inside the target interpreter: reads ORT's own profile file",
     "probe/nvml_child.py": "a child process reading /proc/self/maps",
     "probe/access.py": "RecordedMachine loads test fixtures",
     "probe/recording.py": "RecordingMachine writes a capture for tools/capture_machine.py",

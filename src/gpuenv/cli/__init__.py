@@ -27,7 +27,7 @@ from gpuenv.errors import (
 )
 
 Handler = Callable[[argparse.Namespace], int]
-COMMANDS = ("snapshot", "doctor", "plan", "kb", "completion")
+COMMANDS = ("snapshot", "doctor", "plan", "check", "kb", "completion")
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
