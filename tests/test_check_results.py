@@ -29,7 +29,10 @@ from gpuenv.kb import default_kb
 from tests.conftest import FIXTURES
 
 CHECK = FIXTURES / "check"
-FIXTURE_NAMES = sorted(p.stem for p in CHECK.glob("*.json"))
+# synthetic ones at the top, recorded ones (tools/check_on_gpu.sh) under recorded/<machine>/
+FIXTURE_NAMES = sorted(
+    p.relative_to(CHECK).with_suffix("").as_posix() for p in CHECK.rglob("*.json")
+)
 
 
 def load(name: str) -> dict[str, Any]:
@@ -71,9 +74,11 @@ def steps_of(result: FrameworkResult, status: str) -> list[list[Any]]:
 
 
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
-def test_every_fixture_says_it_is_synthetic_and_gets_its_expected_verdict(name: str) -> None:
+def test_every_fixture_says_where_it_comes_from_and_gets_its_expected_verdict(name: str) -> None:
     fixture = load(name)
-    assert fixture["provenance"].startswith("synthetic: shaped like the script's output")
+    recorded = name.startswith("recorded/")
+    prefix = "recorded: " if recorded else "synthetic: shaped like the script's output"
+    assert fixture["provenance"].startswith(prefix)
     result = judged(fixture)
     expected = fixture["expected"]
     assert result.status == expected["status"]

@@ -164,3 +164,51 @@ def test_onnx_runtime_runs_the_hand_built_model_and_says_it_has_no_cuda_provider
     assert model["detail"] == "max error 0 (tolerance 0.0001); ran on CPUExecutionProvider"
     assert document["device_error"].startswith("this onnxruntime has no CUDAExecutionProvider")
     assert document["build"]["gpu_build"] is False
+
+
+def test_the_gpu_capture_tool_turns_raw_outputs_into_fixtures(tmp_path: Path) -> None:
+    """tools/record_check_fixtures.py, on raw outputs shaped like a GPU machine's (from a
+    synthetic fixture), and its comparison of the bench with the reference loop."""
+    from tests.test_check_results import load
+
+    fixture = load("torch-2xh100-bench")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "torch.stdout").write_text(json.dumps(fixture["run"]["document"]))
+    (raw / "torch.stderr").write_text("")
+    (raw / "torch.rc").write_text("0\n")
+    gpus = [
+        {"index": g["index"], "name": g["name"], "compute_capability": "9.0"}
+        for g in fixture["driver_gpus"]
+    ]
+    snapshot = {"gpus": gpus, "driver": {"versions": [{"value": "580.159.04"}]}}
+    (tmp_path / "snapshot.json").write_text(json.dumps(snapshot))
+    check = {
+        "frameworks": [
+            {
+                "name": "torch",
+                "bench": [
+                    {"name": "matmul BF16", "device": 0, "median": 700.0},
+                    {"name": "copy device-device", "device": 0, "median": 2750.0},
+                ],
+            }
+        ]
+    }
+    (tmp_path / "check.json").write_text(json.dumps(check))
+    reference = {"figures": {"matmul BF16": 720.0, "copy device-device": 3100.0}}
+    (tmp_path / "reference.json").write_text(json.dumps(reference))
+    tool = Path(__file__).resolve().parents[1] / "tools" / "record_check_fixtures.py"
+    done = subprocess.run(
+        [sys.executable, str(tool), str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr  # the copy is 11 % off the reference
+    recorded = json.loads((tmp_path / "fixtures" / "torch.json").read_text())
+    assert recorded["provenance"].startswith("recorded: ")
+    assert "NVIDIA H100 80GB HBM3 (2 GPU(s), driver 580.159.04)" in recorded["provenance"]
+    assert recorded["expected"]["status"] == "passed"
+    assert recorded["expected"]["low"] == [[1, "matmul BF16"]]
+    compare = (tmp_path / "compare.txt").read_text().splitlines()
+    assert compare == [
+        "matmul BF16: gpuenv 700.0, reference 720.0, 2.8% apart: ok",
+        "copy device-device: gpuenv 2750.0, reference 3100.0, 11.3% apart: OFF",
+    ]

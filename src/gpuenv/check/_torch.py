@@ -285,7 +285,7 @@ def nccl_all_reduce(h, torch, indexes):
 
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    folder = tempfile.mkdtemp(prefix="gpuenv-nccl-")
+    folder = tempfile.mkdtemp(prefix="gpuenv-nccl-", dir=h.options.get("workdir"))
     init = "file://" + os.path.join(folder, "rendezvous")
     world = len(indexes)
     workers = [
