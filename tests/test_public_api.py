@@ -24,3 +24,14 @@ def test_diagnose_and_plan_from_python() -> None:
 def test_every_public_name_resolves() -> None:
     for name in gpuenv.__all__:
         assert getattr(gpuenv, name) is not None
+
+
+def test_check_from_python_reports_a_framework_that_is_not_installed() -> None:
+    """No child runs: the snapshot (declared) holds no framework, so --framework torch is
+    reported as not installed, without a process started."""
+    from gpuenv.whatif import declared_snapshot
+
+    snapshot = declared_snapshot(gpuenv.WhatIf(python_version="3.11"), gpuenv.default_kb())
+    report = gpuenv.check(snapshot, frameworks=["torch"])
+    [torch] = report.frameworks
+    assert (torch.outcome, torch.status, report.exit_code) == ("not_installed", "failed", 1)

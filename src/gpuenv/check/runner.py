@@ -154,8 +154,8 @@ def _options_json(options: CheckOptions, torchvision: bool, workdir: str) -> str
 
 
 def child_env(environ: Sequence[tuple[str, str]] | None = None) -> dict[str, str]:
-    """The child's environment: gpuenv's, without writing bytecode next to gpuenv's scripts."""
+    """The child's environment: gpuenv's, with bytecode writing off, so that checking an env
+    leaves no new files in it (nor beside gpuenv's scripts)."""
     env = dict(environ if environ is not None else os.environ.items())
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env.setdefault("PYTHONIOENCODING", "utf-8")
     return env

@@ -70,21 +70,17 @@ def _device(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuenv.api import take_snapshot
-    from gpuenv.check.runner import DEFAULT_TIMEOUT_S, CheckOptions, run_check
-    from gpuenv.kb import default_kb
+    from gpuenv.api import check
     from gpuenv.render.check import check_document, render_text
 
-    kb = default_kb()
-    snapshot = take_snapshot(python=args.python, redact=False, kb=kb)
-    options = CheckOptions(
+    report = check(
+        python=args.python,
         frameworks=args.framework,
         device=args.device,
-        timeout=args.timeout or DEFAULT_TIMEOUT_S,
+        timeout=args.timeout,
         bench=args.bench,
+        progress=None if args.ui.quiet else _say,
     )
-    progress = None if args.ui.quiet else _say
-    report = run_check(snapshot, options, kb, progress)
     if args.json:
         output.emit_json(check_document(report))
     else:
