@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 from tests.test_check_render import SCHEMA
+from tests.test_cli import gpuenv
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.real
@@ -45,18 +46,6 @@ FAKES = {
         "__version__ = '9.9.0'\n",
     ),
 }
-
-
-def gpuenv(*args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "gpuenv", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**environ, **env},
-        cwd=ROOT,
-    )
 
 
 def site_packages(python: Path) -> Path:
@@ -107,7 +96,7 @@ def by_name(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def steps(framework: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {s["step"]: s for s in framework["steps"]}
+    return {s["name"]: s for s in framework["steps"]}
 
 
 def test_the_cpu_torch_imports_reports_its_build_and_exits_3(cpu_torch_venv: Path) -> None:
@@ -145,7 +134,7 @@ def test_hang_abort_and_missing_library_are_each_reported_while_the_others_run(
     tf = found["tensorflow"]
     assert (tf["outcome"], tf["status"]) == ("timed_out", "failed")
     assert tf["error"] == "did not finish within 4 s during step 'import'; killed"
-    assert [(s["step"], s["status"]) for s in tf["steps"]] == [("import", "fail")]
+    assert [(s["name"], s["status"]) for s in tf["steps"]] == [("import", "fail")]
     assert 3.5 < tf["seconds"] < 30
     [pid] = pids.read_text().split()
     assert (

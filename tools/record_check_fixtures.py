@@ -23,7 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from gpuenv.check.judge import Context, judge, machine_has_gpu, no_explanation
-from gpuenv.check.model import DriverGpu, exit_code
+from gpuenv.check.model import DriverGpu, exit_code, to_dict
 from gpuenv.check.parse import read_run
 from gpuenv.kb import default_kb
 from gpuenv.probe.run import here_names
@@ -91,7 +91,7 @@ def record(
         "provenance": provenance,
         "description": f"{framework}: gpuenv's check script run directly on this machine",
         "framework": framework,
-        "driver_gpus": [g.to_dict() for g in gpus],
+        "driver_gpus": [to_dict(g) for g in gpus],
         "run": {"document": document, "stderr": stderr[-STDERR_KEPT:], "returncode": returncode},
         "expected": {
             "status": result.status,

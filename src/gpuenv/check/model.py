@@ -1,5 +1,7 @@
 """What `gpuenv check` found: per framework, device and step, with timings (pure data).
 
+Field names are the keys of the JSON form (`to_dict`, docs/check.schema.json).
+
 A framework's run ends in one `outcome` (how its child process ended) and one `status` (what the
 checks say). The exit code of the whole check follows from the statuses (`exit_code`).
 """
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpuenv.errors import EXIT_FINDINGS, EXIT_NO_GPU, EXIT_OK
+from gpuenv.facts import plain_dict
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 
@@ -37,9 +40,6 @@ class Explained:
     summary: str | None
     detail: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"cause": self.cause, "summary": self.summary, "detail": dict(self.detail)}
-
 
 @dataclass(frozen=True)
 class Step:
@@ -52,35 +52,14 @@ class Step:
     cause: str | None = None  # a cause of the shared vocabulary, when known
     explanation: Explained | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.name,
-            "device": self.device,
-            "status": self.status,
-            "seconds": self.seconds,
-            "detail": self.detail,
-            "error": self.error,
-            "cause": self.cause,
-            "explanation": self.explanation.to_dict() if self.explanation else None,
-        }
-
 
 @dataclass(frozen=True)
 class Device:
     index: int
     name: str | None
     compute_capability: str | None
-    memory_total: int | None = None  # bytes
-    memory_free: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "name": self.name,
-            "compute_capability": self.compute_capability,
-            "memory_total_bytes": self.memory_total,
-            "memory_free_bytes": self.memory_free,
-        }
+    memory_total_bytes: int | None = None
+    memory_free_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -100,22 +79,6 @@ class Figure:
     gpu: str | None = None  # the KB row the peak belongs to
     low: bool = False  # below LOW_PERCENT of the peak: worth a look
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "device": self.device,
-            "unit": self.unit,
-            "median": self.median,
-            "repetitions": self.repetitions,
-            "spread": self.spread,
-            "size": self.size,
-            "peak": self.peak,
-            "peak_field": self.peak_field,
-            "percent_of_peak": self.percent_of_peak,
-            "gpu": self.gpu,
-            "low": self.low,
-        }
-
 
 @dataclass(frozen=True)
 class Build:
@@ -124,15 +87,6 @@ class Build:
     cudnn: str | None = None
     gpu_build: bool | None = None
     details: Mapping[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "framework_cuda": self.framework_cuda,
-            "cudnn": self.cudnn,
-            "gpu_build": self.gpu_build,
-            "details": dict(self.details),
-        }
 
 
 @dataclass(frozen=True)
@@ -155,23 +109,6 @@ class FrameworkResult:
     def failed_steps(self) -> tuple[Step, ...]:
         return tuple(s for s in self.steps if s.status == "fail")
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "outcome": self.outcome,
-            "status": self.status,
-            "seconds": self.seconds,
-            "build": self.build.to_dict(),
-            "devices": [d.to_dict() for d in self.devices],
-            "device_error": self.device_error,
-            "steps": [s.to_dict() for s in self.steps],
-            "bench": [b.to_dict() for b in self.bench],
-            "error": self.error,
-            "stderr_tail": self.stderr_tail,
-            "explanation": self.explanation.to_dict() if self.explanation else None,
-            "problems": list(self.problems),
-        }
-
 
 @dataclass(frozen=True)
 class DriverGpu:
@@ -180,13 +117,6 @@ class DriverGpu:
     index: int
     name: str | None
     compute_capability: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "name": self.name,
-            "compute_capability": self.compute_capability,
-        }
 
 
 @dataclass(frozen=True)
@@ -205,6 +135,11 @@ class CheckReport:
     @property
     def verdict(self) -> str:
         return {EXIT_OK: "passed", EXIT_NO_GPU: "no_gpu"}.get(self.exit_code, "failed")
+
+
+def to_dict(record: Explained | FrameworkResult | DriverGpu) -> dict[str, Any]:
+    """The JSON form of a record (nested records, tuples and mappings become dicts and lists)."""
+    return plain_dict(record)
 
 
 def exit_code(results: tuple[FrameworkResult, ...]) -> int:

@@ -239,8 +239,8 @@ def read_device(raw: Any) -> Device | None:
         index=raw["index"],
         name=text(raw.get("name"), NAME_CHARS),
         compute_capability=text(raw.get("cc"), 8),
-        memory_total=int(total) if total is not None and total >= 0 else None,
-        memory_free=int(free) if free is not None and free >= 0 else None,
+        memory_total_bytes=int(total) if total is not None and total >= 0 else None,
+        memory_free_bytes=int(free) if free is not None and free >= 0 else None,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuenv.check.model import CheckReport, Explained, Figure, FrameworkResult, Step
+from gpuenv.check.model import CheckReport, Explained, Figure, FrameworkResult, Step, to_dict
 from gpuenv.errors import EXIT_NO_GPU, EXIT_OK
 from gpuenv.render.layout import Doc, Line, blank, line, verbatim
 from gpuenv.render.terminal import Terminal, to_text
@@ -29,9 +29,9 @@ def check_document(report: CheckReport) -> dict[str, Any]:
         "verdict": report.verdict,
         "interpreter": report.interpreter,
         "python_version": report.python_version,
-        "driver_gpus": [g.to_dict() for g in report.driver_gpus],
+        "driver_gpus": [to_dict(g) for g in report.driver_gpus],
         "bench": report.bench,
-        "frameworks": [f.to_dict() for f in report.frameworks],
+        "frameworks": [to_dict(f) for f in report.frameworks],
         "notes": list(report.notes),
     }
 
