@@ -161,3 +161,12 @@ def test_the_harness_knows_every_framework_script() -> None:
         text = folder.joinpath(f"_{name}.py").read_text(encoding="utf-8")
         assert text.startswith(f"# gpuenv-check-script: {name}.")
         assert "\ndef run(h):" in text
+
+
+def test_device_cc_reads_what_was_recorded_for_the_device() -> None:
+    harness = _harness()
+    harness.add_device(0, "NVIDIA GeForce RTX 3090", (8, 6))
+    harness.add_device(1, None, None)
+    assert harness.device_cc(0) == (8, 6)
+    assert harness.device_cc(1) == (0, 0)  # unknown: no data-type check runs
+    assert harness.device_cc(7) == (0, 0)

@@ -76,15 +76,10 @@ def list_devices(h, cupy):
     return h.selected(count)
 
 
-def cc_of(h, index):
-    cc = h.doc["devices"][index].get("cc")
-    return tuple(int(p) for p in cc.split(".")) if cc else (0, 0)
-
-
 def check_device(h, cupy, index):
     if not h.step("allocate", lambda: allocate(cupy), index):
         return
-    cc = cc_of(h, index)
+    cc = h.device_cc(index)
     h.step("matmul FP32 (cuBLAS)", lambda: matmul(h, cupy, "float32", "fp32"), index)
     h.step("elementwise FP32 (NVRTC)", lambda: elementwise(h, cupy), index)
     h.step("matmul FP16", lambda: fp16(h, cupy, cc), index)
@@ -150,7 +145,7 @@ def free_memory(cupy):
 def bench_device(h, cupy, index):
     h.step("bench copies", lambda: bench_copies(h, cupy, index), index)
     kinds = [("fp32", "float32")]
-    kinds += [("fp16", "float16")] if h.has_feature(cc_of(h, index), "fp16") else []
+    kinds += [("fp16", "float16")] if h.has_feature(h.device_cc(index), "fp16") else []
     for kind, dtype in kinds:
         h.step(
             "bench matmul " + kind.upper(),

@@ -302,6 +302,14 @@ class Harness:
         self.doc["devices"].append(device)
         self.mark("device", device)
 
+    def device_cc(self, index):
+        """The compute capability recorded for device `index`, as (major, minor); (0, 0) when
+        unknown (every data-type check is then skipped)."""
+        for device in self.doc["devices"]:
+            if device["index"] == index and device["cc"]:
+                return tuple(int(part) for part in device["cc"].split("."))
+        return (0, 0)
+
     def no_device(self, why):
         self.doc["device_error"] = str(why)[-ERROR_CHARS:]
         self.mark("device_error", self.doc["device_error"])

@@ -94,15 +94,10 @@ def rehearsal_device(h, jax):
     return jax.devices("cpu")[:1]
 
 
-def cc_of(h, index):
-    cc = h.doc["devices"][index].get("cc")
-    return tuple(int(p) for p in cc.split(".")) if cc else (0, 0)
-
-
 def check_device(h, jax, device, index):
     if not h.step("allocate", lambda: allocate(jax, device), index):
         return
-    cc = cc_of(h, index)
+    cc = h.device_cc(index)
     highest = jax.lax.Precision.HIGHEST
     h.step("matmul FP32", lambda: matmul(h, jax, device, "float32", highest, "fp32"), index)
     h.step("elementwise FP32", lambda: elementwise(h, jax, device), index)
@@ -186,7 +181,7 @@ def psum(h, jax, devices):
 def bench_matmul(h, jax, device, index, kind):
     import jax.numpy as jnp
 
-    cc = cc_of(h, index)
+    cc = h.device_cc(index)
     if kind != "fp32" and not h.has_feature(cc, kind):
         raise h.Skip("compute capability %d.%d has no %s" % (cc[0], cc[1], kind.upper()))
     dtype = {"bf16": "bfloat16", "fp16": "float16"}.get(kind, "float32")

@@ -72,16 +72,11 @@ def list_devices(h, tf):
     return gpus
 
 
-def cc_of(h, index):
-    cc = h.doc["devices"][index].get("cc")
-    return tuple(int(p) for p in cc.split(".")) if cc else (0, 0)
-
-
 def check_device(h, tf, index):
     name = "/GPU:%d" % index
     if not h.step("allocate", lambda: allocate(tf, name), index):
         return
-    cc = cc_of(h, index)
+    cc = h.device_cc(index)
     h.step("matmul FP32", lambda: matmul(h, tf, name, tf.float32, "fp32"), index)
     h.step("elementwise FP32", lambda: elementwise(h, tf, name), index)
     h.step("conv2d (cuDNN)", lambda: conv(h, tf, name), index)

@@ -108,10 +108,6 @@ def device_of(h, torch, index):
     return torch.device("cpu") if h.rehearsal else torch.device("cuda", index)
 
 
-def cc_of(h, torch, index):
-    return h.REHEARSAL_CC if h.rehearsal else tuple(torch.cuda.get_device_capability(index))
-
-
 def sync(torch, dev):
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
@@ -143,7 +139,7 @@ def error_vs(torch, got, want):
 
 def check_device(h, torch, vision, index, first):
     dev = device_of(h, torch, index)
-    cc = cc_of(h, torch, index)
+    cc = h.device_cc(index)
     ok = h.step("allocate", lambda: allocate(h, torch, dev), index)
     if not ok:
         return
@@ -379,7 +375,7 @@ def event_timer(h, torch, dev):
 def bench_device(h, torch, index):
     dev = device_of(h, torch, index)
     h.step("bench copies", lambda: bench_copies(h, torch, dev, index), index)
-    cc = cc_of(h, torch, index)
+    cc = h.device_cc(index)
     kinds = [("fp32", torch.float32, False)]
     kinds += [("tf32", torch.float32, True)] if h.has_feature(cc, "tf32") else []
     kinds += [("bf16", torch.bfloat16, False)] if h.has_feature(cc, "bf16") else []
