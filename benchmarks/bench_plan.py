@@ -40,8 +40,8 @@ CASES = (
     ),
     ("torch, driver 470, GTX 1080 Ti", ("torch",), "470.256.02", ("GTX 1080 Ti",), "3.10", "pip"),
     (
-        "torch>=2.11 tensorflow (split), driver 580",
-        ("torch>=2.11", "tensorflow"),
+        "torch tensorflow cupy-cuda13x (split), driver 580",
+        ("torch", "tensorflow", "cupy-cuda13x"),
         "580.65.06",
         ("RTX 4090",),
         "3.12",

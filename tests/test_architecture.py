@@ -23,6 +23,16 @@ PURE = [
     "check/judge.py",
     "check/bench.py",
     "check/explain_adapter.py",
+    "guard/__init__.py",
+    "guard/model.py",
+    "guard/build.py",
+    "guard/lockfile.py",
+    "guard/compare.py",
+    "guard/pin.py",
+    "guard/preview.py",
+    "guard/commands.py",
+    "guard/restore.py",
+    "guard/outcomes.py",
 ]
 FORBIDDEN_MODULES = {"subprocess", "ctypes", "gpuenv.probe"}
 # kb/refresh.py and kb/index_client.py are the maintainer's network tools, not judgement code.

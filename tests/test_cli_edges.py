@@ -226,3 +226,14 @@ def test_a_failed_write_leaves_neither_the_file_nor_a_temporary_one(
     with pytest.raises(GpuenvError, match="No space left on device"):
         write_file(tmp_path / "snap.json", "{}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_declared_driver_on_a_wsl_snapshot_is_read_with_windows_numbers(tmp_path: Path) -> None:
+    from gpuenv.facts import Observation
+    from gpuenv.kb import default_kb
+    from gpuenv.whatif import WhatIf, apply_what_if
+
+    base = machine(gpus=["RTX 3090"], driver="535.183.01")
+    wsl = replace(base, host=replace(base.host, wsl=Observation(True, "/proc/version")))
+    snapshot = apply_what_if(wsl, WhatIf(driver="566.36"), default_kb())
+    assert [o.value for o in snapshot.driver.max_cuda] == ["12.7"]

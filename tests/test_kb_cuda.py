@@ -18,6 +18,8 @@ from gpuenv.kb.query import cuda as q
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 
 MY_SUBJECTS = ("cuda_driver", "archs", "cuda_libs", "jetson", "containers")
+# The days rows were checked against their sources (one per curation pass).
+CURATION_DATES = ("2026-11-21", "2026-11-23")
 KB = load_kb()
 
 
@@ -58,7 +60,7 @@ def test_every_row_carries_provenance_and_inferred_rows_state_their_rule(subject
             where = f"{subject}.{table} {dict(row)}"
             assert row["source"] in kb_file.sources, where
             assert row["locator"].strip(), where
-            assert row["verified"] == "2026-11-21", where
+            assert row["verified"] in CURATION_DATES, where
             assert row["status"] in ("official", "observed", "inferred"), where
             if row["status"] == "inferred":
                 assert "Rule" in row.get("note", "") or "rule" in row.get("note", ""), where
@@ -70,6 +72,7 @@ def test_every_row_carries_provenance_and_inferred_rows_state_their_rule(subject
 # (placeholders such as "{PYPI}/project/torch/" or "pip-configured index" stand for them).
 SOURCE_HOSTS = {
     "anaconda.org",
+    "catalog.ngc.nvidia.com",
     "conda.org",
     "developer.nvidia.com",
     "docs.conda.io",
@@ -211,6 +214,97 @@ def test_windows_support() -> None:
     assert q.driver_supports_cuda(KB, drv("576.02"), cu("13.0"), "windows").ok is False
 
 
+def test_r615_reports_cuda_13_4() -> None:
+    assert q.driver_max_cuda(KB, drv("615.71.09")) == cu("13.4")
+    support = q.driver_supports_cuda(KB, drv("615.71.09"), cu("13.4"), "linux")
+    assert (support.ok, support.how) == (True, q.NATIVE)
+    assert support.rows[0]["branch"] == 615
+    # R610 (CUDA 13.3) runs 13.4 code only under minor-version compatibility
+    older = q.driver_supports_cuda(KB, drv("610.43.02"), cu("13.4"), "linux")
+    assert (older.ok, older.how) == (True, q.MVC)
+
+
+def test_cuda_13_4_is_a_release_without_a_bundled_driver() -> None:
+    ga = q.toolkit_row(KB, cu("13.4"))
+    assert ga is not None and ga["label"] == "CUDA 13.4 GA" and ga["cuda"] == "13.4.1"
+    assert (q.toolkit_row(KB, cu("13.4.2")) or {}).get("label") == "CUDA 13.4 Update 1"
+    # not bundled: unknown, never guessed from a neighbouring release
+    assert q.toolkit_min_driver(KB, cu("13.4"), "linux") is None
+    assert q.toolkit_min_driver(KB, cu("13.4"), "windows") is None
+
+
+@pytest.mark.parametrize(
+    ("windows", "cuda"),
+    [
+        ("538.78", "12.2"),
+        ("552.22", "12.4"),
+        ("553.09", "12.4"),
+        ("556.12", "12.5"),
+        ("566.36", "12.7"),
+        ("573.48", "12.8"),
+        ("577.03", "12.9"),
+        ("580.88", "13.0"),
+        ("582.66", "13.0"),
+        ("591.74", "13.1"),
+        ("592.01", "13.1"),
+        ("596.36", "13.2"),
+        ("616.92", "13.4"),
+    ],
+)
+def test_a_windows_driver_reports_the_cuda_of_its_branch(windows: str, cuda: str) -> None:
+    assert q.driver_max_cuda(KB, drv(windows), "windows") == cu(cuda)
+    assert q.driver_max_cuda(KB, drv(windows), "win32") == cu(cuda)
+    # read as a Linux number the same text is another (or no) branch: never the Windows answer
+    linux = q.driver_branch_row(KB, drv(windows), "linux")
+    assert linux is None or linux["branch"] == drv(windows).branch
+
+
+def test_windows_566_gives_cuda_12_7_and_plans_accordingly() -> None:
+    assert q.driver_max_cuda(KB, drv("566.36"), "windows") == cu("12.7")
+    assert q.driver_supports_cuda(KB, drv("566.36"), cu("12.6"), "windows").how == q.NATIVE
+    assert q.driver_supports_cuda(KB, drv("566.36"), cu("12.8"), "windows").how == q.MVC
+    assert q.driver_supports_cuda(KB, drv("566.36"), cu("13.0"), "windows").ok is False
+
+
+def test_windows_cuda_13_minimum_and_the_580_row_agree() -> None:
+    """Settled: Windows 580.xx reports CUDA 13.0 only from 580.88, the Windows CUDA 13 minimum."""
+    minimum = q.mvc_min_driver(KB, 13, "windows")
+    row = q.windows_branch_row(KB, drv("580.88"))
+    assert minimum == drv("580.88") and row is not None and row["first_driver"] == "580.88"
+    assert q.windows_branch_row(KB, drv("580.50")) is None
+    assert q.driver_max_cuda(KB, drv("580.50"), "windows") is None
+    below = q.driver_supports_cuda(KB, drv("580.50"), cu("13.0"), "windows")
+    assert (below.ok, below.min_driver) == (False, drv("580.88"))
+    assert q.driver_supports_cuda(KB, drv("580.88"), cu("13.0"), "windows").how == q.NATIVE
+    # every Windows row the branch table maps to CUDA 13 starts at or above that minimum
+    for windows_row in KB.rows("cuda_driver", "windows_branch"):
+        first = drv(windows_row.get("first_driver") or f"{windows_row['windows']}.0")
+        reported = q.driver_max_cuda(KB, first, "windows")
+        if reported is not None and reported.major == 13:
+            assert first >= minimum, windows_row
+
+
+def test_every_windows_number_reaches_a_reported_cuda() -> None:
+    branches = {row["branch"] for row in KB.rows("cuda_driver", "driver_branch")}
+    for row in KB.rows("cuda_driver", "windows_branch"):
+        assert row["branch"] in branches, row
+
+
+def test_wsl_reads_the_windows_driver_through_the_windows_table() -> None:
+    from gpuenv.diagnose.context import build_context
+    from gpuenv.facts import DriverFacts, HostFacts, Observation, Snapshot
+
+    host = HostFacts(
+        os=Observation("linux", "platform"),
+        arch=Observation("x86_64", "platform"),
+        wsl=Observation(True, "/proc/version"),
+    )
+    driver = DriverFacts(versions=(Observation("566.36", "nvidia-smi"),))
+    context = build_context(Snapshot(host=host, driver=driver), KB)
+    assert context.driver_max_cuda == cu("12.7")
+    assert context.driver_max_cuda_source == "kb: driver branch table"
+
+
 def test_pre_mvc_toolkits_need_their_own_driver() -> None:
     support = q.driver_supports_cuda(KB, drv("418.39"), cu("10.2"), "linux")
     assert (support.ok, support.how, support.min_driver) == (False, q.TOO_OLD, drv("440.33"))
@@ -266,6 +360,10 @@ def test_windows_branch_table_agrees_with_table_3() -> None:
 def test_datacenter_branches_and_forward_compat() -> None:
     r535 = q.datacenter_branch(KB, 535)
     assert r535 and (r535["designation"], r535["end_of_life"]) == ("LTSB", "2026-06")
+    assert r535["verified"] > r535["end_of_life"]  # checked after its end of life
+    r620 = q.datacenter_branch(KB, 620)
+    assert r620 and (r620["designation"], r620["end_of_life"]) == ("LTSB", "2029-09")
+    assert r620["max_cuda_major"] == 13
     assert (q.datacenter_branch(KB, 580) or {}).get("max_cuda_major") == 13
     assert (q.datacenter_branch(KB, 450) or {}).get("designation") == "EOL"
     assert q.datacenter_branch(KB, 123) is None
@@ -435,6 +533,14 @@ def test_sonames_and_wheels() -> None:
 
 
 def test_cudnn_and_nccl_rows() -> None:
+    # (kept first: the releases after the last support matrix read)
+    newest_13 = [row["cudnn"] for row in q.cudnn_releases(KB, 13)]
+    newest_12 = [row["cudnn"] for row in q.cudnn_releases(KB, 12)]
+    assert newest_13[:2] == ["9.28.1.4", "9.28.0.42"] and newest_12[0] == "9.28.0.42"
+    assert "9.19.1.2" in newest_13 and "9.19.1.2" not in newest_12
+    minors = {".".join(v.split(".")[:2]) for v in newest_13}
+    assert {f"9.{m}" for m in range(18, 29)} <= minors
+    assert q.cudnn_releases(KB, 11) == ()  # no CUDA 11 build after 9.10.2
     cuda13 = q.cudnn_rows(KB, 13)
     assert [(r["cudnn"], r["linux_min_driver"], r["min_cc"]) for r in cuda13] == [
         ("9.17.0", "580.65.06", "7.5")
@@ -470,6 +576,37 @@ def test_jetpack_row_and_wheels() -> None:
         ("2.1.0",)
     }
     assert jetson.torch_wheel_rows(KB, "4.6") == ()
+
+
+def test_jetpack_6_2_x_resolves_with_its_stack_and_wheels() -> None:
+    for text, l4t in (("6.2", "36.4.3"), ("6.2.1", "36.4.4")):
+        row = jetson.jetpack_row(KB, text)
+        assert row and (row["l4t"], row["cuda"], row["python"]) == (l4t, "12.6", "3.10"), text
+        assert (jetson.jetpack_for_l4t(KB, f"R{l4t}") or {}).get("jetpack") == text
+        assert row["device_ccs"] == ["8.7"]
+        wheels = jetson.torch_wheel_rows(KB, text)
+        assert [w["where"] for w in wheels] == [
+            "Jetson AI Lab pip index, path /jp6/cu126 (project torch)"
+        ]
+
+
+def test_jetpack_4_6_1_5_1_2_and_7_stacks() -> None:
+    jp461 = jetson.jetpack_row(KB, "4.6.1")
+    assert jp461 and (jp461["l4t"], jp461["cuda"], jp461.get("cudnn")) == (
+        "32.7.1",
+        "10.2",
+        "8.2.1",
+    )
+    old = jetson.torch_wheel_rows(KB, "4.6.1")
+    assert [(w["where"], w["torch_versions"]) for w in old] == [
+        ("NGC container nvidia/l4t-pytorch:r32.7.1-pth1.10-py3", ["1.10.0"])
+    ]
+    jp512 = jetson.jetpack_row(KB, "5.1.2")
+    assert jp512 and (jp512["l4t"], jp512["cuda"], jp512["tensorrt"]) == ("35.4.1", "11.4", "8.5.2")
+    for text, cuda in (("7.0", "13.0"), ("7.1", "13.0"), ("7.2", "13.2")):
+        row = jetson.jetpack_row(KB, text)
+        assert row and row["cuda"] == cuda and "11.0" in row["device_ccs"], text
+    assert jetson.torch_wheel_rows(KB, "7.1") == ()  # no NVIDIA source read for JetPack 7
 
 
 def test_parse_l4t() -> None:
@@ -526,6 +663,35 @@ def test_image_lookups() -> None:
     tag = containers.image_tag(KB, "12.8.1", "cudnn-runtime", "ubuntu24.04")
     assert tag == "12.8.1-cudnn-runtime-ubuntu24.04"
     assert containers.image_tag(KB, "12.8.1", "slim", "ubuntu24.04") is None
+
+
+def test_cudnn_images_carry_their_own_tag_word() -> None:
+    """Up to CUDA 12.2 NVIDIA's cuDNN tags say cudnn8, 12.3 says cudnn9, from 12.4.1 cudnn."""
+    runtime = "cudnn-runtime"
+    assert containers.image_tag(KB, "11.8.0", runtime, "ubuntu22.04") == (
+        "11.8.0-cudnn8-runtime-ubuntu22.04"
+    )
+    assert containers.image_tag(KB, "12.2.2", "cudnn-devel", "ubuntu22.04") == (
+        "12.2.2-cudnn8-devel-ubuntu22.04"
+    )
+    assert containers.image_tag(KB, "12.3.2", runtime, "ubuntu22.04") == (
+        "12.3.2-cudnn9-runtime-ubuntu22.04"
+    )
+    assert containers.image_cudnn(KB, "12.2.2") == ("8.9.6.50", "cudnn8")
+    assert containers.image_cudnn(KB, "13.0.0", arch="arm64") == ("9.12.0.46", "cudnn")
+    # no cuDNN image of 12.5.0 at all, and 12.5.1 has none on Ubuntu 24.04
+    assert containers.image_cudnn(KB, "12.5.0") is None
+    assert containers.image_tag(KB, "12.5.0", runtime, "ubuntu22.04") is None
+    assert containers.image_tag(KB, "12.5.1", runtime, "ubuntu24.04") is None
+    assert containers.image_tag(KB, "12.5.1", runtime, "ubuntu22.04") == (
+        "12.5.1-cudnn-runtime-ubuntu22.04"
+    )
+    for row in KB.rows("containers", "cuda_image"):
+        if "cudnn" not in row:
+            continue
+        major = row["cudnn"].split(".")[0]
+        assert row["cudnn_tag"] in ("cudnn", f"cudnn{major}"), row["cuda"]
+        assert set(row["cudnn_distros"]) <= set(row["distros"]), row["cuda"]
 
 
 def test_every_image_value_parses_cleanly_and_names_its_own_cuda() -> None:

@@ -176,7 +176,7 @@ def test_index_urls(kb: KnowledgeBase) -> None:
 
 
 def test_unknown_torch_versions_are_none(kb: KnowledgeBase) -> None:
-    for text in ("9.9", "2.15.0", "1.8.1", "not a version", ""):
+    for text in ("9.9", "2.15.0", "1.7.1", "not a version", ""):
         assert q.torch_release(kb, text) is None
         assert q.torchvision_for(kb, text) is None
         assert q.torch_default_variant(kb, text, "linux") is None
@@ -185,6 +185,44 @@ def test_unknown_torch_versions_are_none(kb: KnowledgeBase) -> None:
     assert q.torch_arch_list(kb, "2.6.0", "cu124") is None  # not established
     assert q.torch_arch_list(kb, "2.4.1", "cu130") is None  # no such variant
     assert q.torch_arch_list(kb, "2.4.1", "cu121", "plan9") is None
+
+
+def test_torch_1_11_lists_cu115(kb: KnowledgeBase) -> None:
+    assert q.torch_variants(kb, "1.11.0")[:3] == ("cu102", "cu113", "cu115")
+    assert q.torch_index_url(kb, "cu115") == "https://download.pytorch.org/whl/cu115"
+    linux = q.torch_arch_list(kb, "1.11.0+cu115", "cu115")
+    windows = q.torch_arch_list(kb, "1.11.0", "cu115", "windows")
+    assert linux == (ccs("3.7", "5.0", "6.0", "7.0", "7.5", "8.0", "8.6"), frozenset())
+    assert windows is not None and windows[1] == ccs("3.7") and cc("6.1") in windows[0]
+    assert "cu115" not in q.torch_variants(kb, "1.12.1")  # not established for 1.12
+
+
+def test_torch_1_8_for_kepler_and_maxwell(kb: KnowledgeBase) -> None:
+    row = q.torch_release(kb, "1.8.1+cu101")
+    assert row is not None and row["cuda_variants"] == ["cu101", "cu102", "cu111"]
+    assert (row["python_min"], row["python_max"]) == ("3.6", "3.9")
+    assert q.torch_default_variant(kb, "1.8.0", "linux") == "cu102"
+    assert (q.torchvision_for(kb, "1.8.1"), q.torchaudio_for(kb, "1.8.1")) == ("0.9", "0.8")
+    # every 1.x Linux CUDA wheel carries Kepler (3.7) and Maxwell (5.0) SASS
+    for torch, variant in [
+        ("1.8.1", "cu101"),
+        ("1.8.1", "cu102"),
+        ("1.8.1", "cu111"),
+        ("1.10.2", "cu113"),
+        ("1.11.0", "cu115"),
+        ("1.12.1", "cu116"),
+        ("1.13.1", "cu117"),
+    ]:
+        arch = q.torch_arch_list(kb, torch, variant)
+        assert arch is not None and ccs("3.7", "5.0") <= arch[0], (torch, variant)
+    windows = q.torch_arch_list(kb, "1.9.1", "cu102", "windows")
+    assert windows == (ccs("3.7", "5.0", "6.0", "6.1", "7.0", "7.5"), ccs("3.7"))
+
+
+def test_torch_1_8_to_1_10_have_python_3_6_wheels(kb: KnowledgeBase) -> None:
+    for line in ("1.8", "1.9", "1.10"):
+        assert (q.torch_release(kb, line) or {}).get("python_min") == "3.6", line
+    assert (q.torch_release(kb, "1.11") or {}).get("python_min") == "3.7"
 
 
 @given(
@@ -250,6 +288,29 @@ def test_cupy_package_for_cuda(kb: KnowledgeBase) -> None:
     assert q.cupy_package_for_cuda(kb, cuda("14.0")) is None
     names = [row["package"] for row in q.cupy_packages_for_cuda(kb, cuda("11.5"))]
     assert names == ["cupy-cuda11x", "cupy-cuda115"]
+
+
+def test_cupy_cuda12x_exists_from_cupy_11_5(kb: KnowledgeBase) -> None:
+    def names(cuda_text: str, cupy: str) -> list[str]:
+        rows = q.cupy_packages_for_cuda(kb, cuda(cuda_text), cupy)
+        return [str(row["package"]) for row in rows]
+
+    assert names("12.0", "11.5.0") == ["cupy-cuda12x"]
+    assert names("12.0", "11.4.0") == []  # CuPy 11.4 had no CUDA 12 package
+    assert names("12.4", "13.6.0") == ["cupy-cuda12x"]
+
+
+def test_cupy_cuda11x_serves_cuda_11_2_to_11_8_until_cupy_13_6(kb: KnowledgeBase) -> None:
+    for text in ("11.2", "11.4", "11.8"):
+        assert q.cupy_package_for_cuda(kb, cuda(text)) == "cupy-cuda11x", text
+        assert [r["package"] for r in q.cupy_packages_for_cuda(kb, cuda(text), "13.6.0")] == [
+            "cupy-cuda11x"
+        ]
+        assert q.cupy_packages_for_cuda(kb, cuda(text), "14.0.0") == ()
+    # CuPy 10 shipped one package per CUDA 11 minor instead
+    assert [r["package"] for r in q.cupy_packages_for_cuda(kb, cuda("11.4"), "10.6.0")] == [
+        "cupy-cuda114"
+    ]
 
 
 def test_onnxruntime_builds(kb: KnowledgeBase) -> None:
@@ -378,7 +439,8 @@ def test_index_templates_name_the_variant(kb: KnowledgeBase) -> None:
     kinds = {row["variant_kind"] for row in _rows(kb, "torch", "index")}
     assert kinds == {"cuda", "rocm", "cpu", "xpu"}
     for row in _rows(kb, "torch", "index"):
-        assert "{variant}" in row["url_template"]
+        # an index per variant; before 1.11 one page of links for every variant
+        assert "{variant}" in row["url_template"] or row.get("form") == "find-links"
         assert row["url_template"].startswith("https://download.pytorch.org/whl/")
 
 

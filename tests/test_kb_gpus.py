@@ -45,6 +45,7 @@ ARCH_OF_CC = {
     "8.9": "Ada",
     "9.0": "Hopper",
     "10.0": "Blackwell",
+    "10.3": "Blackwell",
     "11.0": "Blackwell",
     "12.0": "Blackwell",
     "12.1": "Blackwell",
@@ -121,7 +122,7 @@ def test_inferred_rows_state_their_rule(rows: tuple[Row, ...]) -> None:
     for row in rows:
         if row["status"] == "inferred":
             assert "Rule:" in row.get("note", ""), row["name"]
-        assert row["verified"] == "2026-11-21"
+        assert row["verified"] in ("2026-11-21", "2026-11-23"), row["name"]
 
 
 def test_rows_with_peaks_say_where_they_come_from(kb: KnowledgeBase, rows: tuple[Row, ...]) -> None:
@@ -209,6 +210,14 @@ REQUIRED = [
     "L40S",
     "B200",
     "GB200",
+    "B300",
+    "GB300",
+    "RTX 5050",
+    "A2",
+    "A16",
+    "RTX PRO 4500 Blackwell",
+    "RTX PRO 4000 Blackwell",
+    "RTX PRO 2000 Blackwell",
     "Jetson AGX Orin",
     "Jetson Orin NX",
     "Jetson Orin Nano",
@@ -249,6 +258,20 @@ def test_covers_the_models_people_ask_about(kb: KnowledgeBase, text: str) -> Non
         ("NVIDIA RTX 6000 Ada Generation", "8.9"),
         ("NVIDIA GB200", "10.0"),
         ("NVIDIA B200", "10.0"),
+        ("NVIDIA B300 SXM6 AC", "10.3"),
+        ("NVIDIA GB300", "10.3"),
+        ("NVIDIA GeForce RTX 5050", "12.0"),
+        ("NVIDIA GeForce RTX 5050 Laptop GPU", "12.0"),
+        ("NVIDIA A2", "8.6"),
+        ("NVIDIA A16", "8.6"),
+        ("NVIDIA RTX PRO 5000 Blackwell", "12.0"),
+        ("NVIDIA RTX PRO 5000 72GB Blackwell", "12.0"),
+        ("NVIDIA RTX PRO 4500 Blackwell", "12.0"),
+        ("NVIDIA RTX PRO 4000 Blackwell", "12.0"),
+        ("NVIDIA RTX PRO 4000 Blackwell SFF Edition", "12.0"),
+        ("NVIDIA RTX PRO 2000 Blackwell", "12.0"),
+        ("NVIDIA RTX PRO 5000 Blackwell Generation Laptop GPU", "12.0"),
+        ("NVIDIA RTX PRO 500 Blackwell Generation Laptop GPU", "12.0"),
         ("NVIDIA GB10", "12.1"),
         ("NVIDIA Thor", "11.0"),
         ("Orin (nvgpu)", "8.7"),
@@ -434,6 +457,40 @@ def test_resolve_model_name(kb: KnowledgeBase) -> None:
     assert resolved.name == "Tesla V100-SXM2-16GB" and resolved.row is not None
     assert resolved.row["fp16_tflops"] == 125.0
     assert resolve_gpu(kb, "4090") == resolve_gpu(kb, "NVIDIA GeForce RTX 4090")
+
+
+def test_b300_and_gb300_are_10_3_not_10_0(kb: KnowledgeBase) -> None:
+    for text in ("B300", "GB300", "NVIDIA B300 SXM6 AC", "NVIDIA GB300"):
+        resolved = resolve_gpu(kb, text)
+        assert resolved is not None and resolved.cc == ComputeCapability(10, 3), text
+    for pci in ("10de:3182", "0x31c2"):
+        assert gpu_cc(gpu_by_pci_id(kb, pci) or {}) == ComputeCapability(10, 3), pci
+    b200 = resolve_gpu(kb, "B200")
+    assert b200 is not None and b200.cc == ComputeCapability(10, 0)
+
+
+def test_new_blackwell_and_ampere_parts_by_pci_id(kb: KnowledgeBase) -> None:
+    named = {
+        "0x2d83": "NVIDIA GeForce RTX 5050",
+        "0x2dd8": "NVIDIA GeForce RTX 5050 Laptop GPU",
+        "0x2c58": "NVIDIA GeForce RTX 5090 Laptop GPU",
+        "0x2c33": "NVIDIA RTX PRO 4000 Blackwell SFF Edition",
+        "0x2d30": "NVIDIA RTX PRO 2000 Blackwell",
+        "0x2901": "NVIDIA B200",
+        "0x3182": "NVIDIA B300 SXM6 AC",
+    }
+    for pci, name in named.items():
+        assert (gpu_by_pci_id(kb, pci) or {}).get("name") == name, pci
+    # one device id, two products told apart only by subsystem: no answer from the id alone
+    assert gpu_by_pci_id(kb, "0x25b6") is None  # A2 / A16
+    assert gpu_by_pci_id(kb, "0x2bb3") is None  # RTX PRO 5000 / RTX PRO 5000 72GB
+
+
+def test_rtx_pro_5000_memory_variants_stay_apart(kb: KnowledgeBase) -> None:
+    assert resolve_gpu(kb, "RTX PRO 5000") is None  # two cards: never guess which
+    big = gpu_by_name(kb, "NVIDIA RTX PRO 5000 72GB Blackwell")
+    assert big is not None and big["memory_gib"] == 72.0
+    assert "memory_gib" not in (gpu_by_name(kb, "NVIDIA RTX PRO 5000 Blackwell") or {"x": 1})
 
 
 def test_model_numbers_beat_compute_capability_reading(kb: KnowledgeBase) -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from gpuenv.errors import GpuenvError
 from gpuenv.kb.loader import KnowledgeBase, default_kb, load_kb
-from gpuenv.kb.show import ShowTable, python_span, render_table, show, table_to_json
+from gpuenv.kb.show import ShowTable, python_span, show, table_to_json
+from gpuenv.render.kb_table import render_table
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +55,24 @@ def test_driver_topic_says_what_a_driver_runs(kb: KnowledgeBase) -> None:
     assert table.citations
     windows = show(kb, "driver", {"cuda": "12.4"}, "551.78")
     assert "on windows" in windows.title and column(windows, "cuda") == ["12.4"]
+
+
+def test_driver_615_names_r615_and_cuda_13_4(kb: KnowledgeBase) -> None:
+    table = show(kb, "driver", {}, "615.71.09")
+    assert "on linux: branch 615, reports CUDA 13.4" in table.title
+    how = dict(zip(column(table, "cuda"), column(table, "this driver")))
+    assert how["13.4"] == "native" and how["13.3"] == "native"
+    assert column(table, "bundled driver")[column(table, "cuda").index("13.4")] is None
+    assert any("nvidia-smi" in line for line in render_table(table).splitlines())
+
+
+def test_windows_numbers_are_read_as_windows_drivers(kb: KnowledgeBase) -> None:
+    table = show(kb, "driver", {}, "566.36")
+    assert "on windows: branch 565, reports CUDA 12.7" in table.title
+    how = dict(zip(column(table, "cuda"), column(table, "this driver")))
+    assert how["12.6"] == "native" and how["12.8"] == "minor-version-compat"
+    assert how["13.0"] == "too-old"
+    assert "reports CUDA 13.1" in show(kb, "driver", {}, "591.74").title
 
 
 def test_driver_topic_needs_a_version(kb: KnowledgeBase) -> None:

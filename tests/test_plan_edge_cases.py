@@ -167,7 +167,20 @@ def test_a_version_the_knowledge_base_does_not_list_says_so() -> None:
     plan = plan_for(Scenario("o", ("torch==1.13.1",), "535.183.01", ("RTX 3090",), "3.10"))
     assert plan.verdict == NO_FIT
     [note] = [n for n in plan.notes if "knowledge base" in n]
-    assert "torch==1.13.1" in note and "2.0.0" in note
+    # the 1.x lines are planned at their X.Y.0 release only (the wheels table starts at 2.0)
+    assert "torch==1.13.1" in note and "1.8.0 to" in note
+
+
+def test_torch_before_1_11_comes_from_the_find_links_page() -> None:
+    plan = plan_for(Scenario("o", ("torch==1.10.0",), "470.256.02", ("GTX 1080 Ti",), "3.8"))
+    torch = plan.envs[0].package("torch")
+    assert torch is not None and torch.requirement == "torch==1.10.0+cu113"
+    assert torch.find_links == "https://download.pytorch.org/whl/torch_stable.html"
+    assert torch.index_url is None
+    newer = plan_for(Scenario("n", ("torch==1.12.0",), "470.256.02", ("GTX 1080 Ti",), "3.8"))
+    package = newer.envs[0].package("torch")
+    assert package is not None and package.find_links is None
+    assert package.index_url == "https://download.pytorch.org/whl/cu113"
 
 
 # ---- --create's check ---------------------------------------------------------------------------

@@ -3,13 +3,15 @@ search that picks the preferred combination."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 
 from gpuenv.plan.candidate import Candidate
-from gpuenv.plan.joint import pair_conflict, pick, satisfiable
+from gpuenv.plan.joint import pair_conflict, pick, satisfiable, unchecked
 from gpuenv.versions import CudaVersion
 
 
@@ -56,13 +58,34 @@ def test_one_env_holds_one_cuda_major() -> None:
     assert reason is not None and "CUDA 13 while tensorflow" in reason
 
 
-def test_unknown_pins_are_not_combined_with_pinned_nvidia_wheels() -> None:
+def test_an_unknown_pin_is_no_conflict_but_is_named_as_unchecked() -> None:
     torch = _c("torch", "2.14.1+cu126", "12.6", known=False)
     tf = _c("tensorflow", "2.21.0", "12.5", ("nvidia-cudnn-cu12>=9.3,<10",))
-    assert "not in the knowledge base" in (pair_conflict(torch, tf) or "")
-    assert "not in the knowledge base" in (pair_conflict(tf, torch) or "")
+    assert pair_conflict(torch, tf) is None and pair_conflict(tf, torch) is None
+    note = unchecked(torch, tf)
+    assert (
+        note is not None and "torch 2.14.1 cu12.6" in note and "not in the knowledge base" in note
+    )
     cpu = _c("numpy-ish", "1.0", None)
-    assert pair_conflict(torch, cpu) is None
+    assert pair_conflict(torch, cpu) is None and unchecked(torch, cpu) is None
+
+
+def test_curated_pins_stand_in_for_unknown_wheel_pins_in_both_directions() -> None:
+    """The torch release row's cuDNN and a JAX range's cuDNN floor are checked when the wheels'
+    own pins were not read: 9.24 meets >=9.8,<10; 9.1.0.70 does not."""
+    jax = _c("jax", "0.12.0.1", "13.0", known=False)
+    jax = replace(jax, kb_pins=("nvidia-cudnn-cu13>=9.8,<10",))
+    new = replace(
+        _c("torch", "2.14.1", "13.0", known=False), kb_pins=("nvidia-cudnn-cu13==9.24.0.43",)
+    )
+    old = replace(
+        _c("torch", "2.9.0", "13.0", known=False), kb_pins=("nvidia-cudnn-cu13==9.1.0.70",)
+    )
+    assert pair_conflict(new, jax) is None and pair_conflict(jax, new) is None
+    assert "nvidia-cudnn-cu13" in (pair_conflict(old, jax) or "")
+    # a wheel's own pins win over the curated ones
+    read = replace(old, pins=("nvidia-cudnn-cu13==9.20.0.48",), pins_known=True)
+    assert pair_conflict(read, jax) is None
 
 
 def test_conflicting_pins_are_named() -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from gpuenv.errors import GpuenvError
 from gpuenv.kb import default_kb
-from gpuenv.kb.query.cuda import coverage
+from gpuenv.kb.query.cuda import coverage, last_driver_branch, linux_branch
+from gpuenv.kb.query.gpus import resolve_gpu
 from gpuenv.plan.model import NO_FIT, Plan, plan_to_dict
 from gpuenv.render.installers import render_installer
 from gpuenv.versions import ComputeCapability, DriverVersion
@@ -24,12 +27,14 @@ LINUX_DRIVERS = (
     "570.124.06",
     "575.57.08",
     "580.65.06",
+    "590.44.01",
     "595.71.05",
 )
 # Windows drivers carry their own numbers (R580 is 580.88 and 581.xx on Windows)
 WINDOWS_DRIVERS = ("452.39", "472.12", "528.33", "551.78", "561.09", "572.61", "576.02", "581.42")
 DRIVERS = {"linux-x86_64": LINUX_DRIVERS, "windows-x86_64": WINDOWS_DRIVERS}
 GPUS = (
+    "Tesla K80",
     "GTX 1080 Ti",
     "Tesla V100-SXM2-16GB",
     "RTX 3090",
@@ -45,10 +50,24 @@ WANTS = ("torch", "torchvision", "tensorflow", "jax", "cupy", "onnxruntime")
 platforms = st.sampled_from(sorted(DRIVERS))
 
 
+def possible(driver: str | None, gpus: tuple[str, ...], platform: str | None) -> bool:
+    """No GPU beyond its architecture's last driver branch (a K80 under R580 is no machine)."""
+    kb = default_kb()
+    version = DriverVersion.parse(driver)
+    os_name = "windows" if (platform or "").startswith("windows") else "linux"
+    branch = linux_branch(kb, version, os_name) if version else None
+    for text in gpus:
+        resolved = resolve_gpu(kb, text)
+        last = last_driver_branch(kb, resolved.cc) if resolved else None
+        if branch is not None and last is not None and branch > last[0]:
+            return False
+    return True
+
+
 @st.composite
-def machines(draw: st.DrawFn, platform: str | None = None) -> Scenario:
+def machines(draw: st.DrawFn, platform: str | None = None, possible_only: bool = True) -> Scenario:
     chosen = platform or draw(platforms)
-    return Scenario(
+    scenario = Scenario(
         name="drawn",
         wants=tuple(draw(st.lists(st.sampled_from(WANTS), min_size=1, max_size=3, unique=True))),
         driver=draw(st.sampled_from(DRIVERS[chosen])),
@@ -57,6 +76,9 @@ def machines(draw: st.DrawFn, platform: str | None = None) -> Scenario:
         platform=chosen,
         installer=draw(st.sampled_from(("pip", "uv", "conda"))),
     )
+    if possible_only:
+        assume(possible(scenario.driver, scenario.gpus, scenario.platform))
+    return scenario
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,10 +151,28 @@ def test_a_newer_driver_never_turns_a_fitting_plan_into_no_fit(
     scenario: Scenario, other: str
 ) -> None:
     older, newer = sorted((scenario.driver or other, other), key=_driver_key)
+    assume(possible(newer, scenario.gpus, scenario.platform))
     low = plan_for(_with_driver(scenario, older))
     high = plan_for(_with_driver(scenario, newer))
     if low.verdict != NO_FIT:
         assert high.verdict != NO_FIT
+
+
+@SETTINGS
+@given(machines(possible_only=False))
+def test_no_plan_is_made_for_a_gpu_beyond_its_architectures_last_driver_branch(
+    scenario: Scenario,
+) -> None:
+    """Rule: a GPU whose architecture's last driver branch is older than the driver's (a K80
+    under R580, a GTX 1080 Ti under R590) is no machine: planning refuses it and names both
+    flags; every machine that is possible gets a plan."""
+    if possible(scenario.driver, scenario.gpus, scenario.platform):
+        plan_for(scenario)
+        return
+    with pytest.raises(GpuenvError) as refused:
+        plan_for(scenario)
+    assert refused.value.code == "impossible-machine"
+    assert "--gpu" in refused.value.message and f"--driver {scenario.driver}" in str(refused.value)
 
 
 def _driver_key(text: str) -> tuple[int, ...]:

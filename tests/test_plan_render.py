@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 
 import pytest
 from packaging.requirements import Requirement
 
 from gpuenv.plan.model import Plan
-from gpuenv.render.installers import render_installer
+from gpuenv.render.installers import Where, render_installer
 from gpuenv.render.installers.uv import torch_backend
 from gpuenv.render.plan_text import plan_document, render_plan_text
 from tests.test_plan_scenarios import SCENARIOS, Scenario, plan_for
@@ -44,12 +45,22 @@ def test_pip_requirements_pin_exactly_and_use_pytorchs_index_as_an_extra_index()
     for line in _requirement_lines(text):
         requirement = Requirement(line)
         assert [s.operator for s in requirement.specifier] == ["=="]
-    assert rendered.commands[-1].endswith("-m pip install -r requirements.txt")
     assert rendered.commands[0].startswith("python3.11 -m venv")
+    # without -o the install line carries the pins itself; with -o it names the written file
+    inline = rendered.commands[-1]
+    assert f"{torch.requirement}" in inline and f"--extra-index-url {torch.index_url}" in inline
+    written = render_installer(plan, Where(folder="out")).commands[-1]
+    assert written.endswith("-m pip install -r out/requirements.txt")
+    into = render_installer(plan, Where(interpreter="/srv/env/bin/python")).commands
+    assert into == (f"/srv/env/bin/python -m pip install {inline.split(' install ', 1)[1]}",)
+
+
+INDEX_ONLY = Scenario("index-only", ("torch", "jax"), "580.65.06", ("RTX 4090",), "3.12")
+SPLIT = Scenario("split", ("tensorflow", "cupy-cuda13x"), "580.65.06", ("RTX 4090",), "3.12")
 
 
 def test_a_plan_from_the_package_index_names_no_index_at_all() -> None:
-    plan = _with("torch-tf-jax", "pip")
+    plan = plan_for(INDEX_ONLY)
     text = render_installer(plan).files["requirements.txt"]
     assert not [line for line in text.splitlines() if line.startswith("-")]
 
@@ -84,7 +95,7 @@ def test_uv_uses_the_torch_backend_and_explicit_indexes() -> None:
 
 
 def test_uv_without_pytorch_indexes_needs_no_backend() -> None:
-    plan = _with("torch-tf-jax", "uv")
+    plan = plan_for(replace(INDEX_ONLY, installer="uv"))
     assert torch_backend(plan.envs[0]) is None
     fragment = tomllib.loads(render_installer(plan).files["pyproject.gpuenv.toml"])
     assert "tool" not in fragment
@@ -93,18 +104,38 @@ def test_uv_without_pytorch_indexes_needs_no_backend() -> None:
 def test_conda_mixes_conda_forge_builds_and_a_pip_section() -> None:
     plan = plan_for(
         Scenario(
-            "mix", ("torch", "tensorflow"), "570.124.06", ("RTX 4090",), "3.11", installer="conda"
+            "mix", ("torch", "onnxruntime"), "570.124.06", ("RTX 4090",), "3.11", installer="conda"
         )
     )
     text = render_installer(plan).files["environment.yml"]
     assert "  - conda-forge" in text and "  - pip:" in text
     assert any(line.strip().startswith("- pytorch=") for line in text.splitlines())
-    assert any("tensorflow[and-cuda]==" in line for line in text.splitlines())
+    # conda-forge builds of onnxruntime-gpu are not in the knowledge base: a wheel, in pip
+    assert any("onnxruntime-gpu" in line for line in text.split("  - pip:")[1].splitlines())
 
 
 def test_mamba_uses_mamba() -> None:
-    rendered = render_installer(_with("conda-a100-535", "mamba"))
-    assert "mamba env create -f environment.yml" in rendered.commands[0]
+    plan = _with("conda-a100-535", "mamba")
+    written = render_installer(plan, Where(folder="."))
+    assert "mamba env create -n gpu-env -f environment.yml" in written.commands[0]
+    inline = render_installer(plan).commands[0]
+    assert "mamba create -n gpu-env -c conda-forge --override-channels" in inline
+    into = render_installer(plan, Where(interpreter="/opt/conda/envs/ml/bin/python")).commands[0]
+    assert "mamba install -p /opt/conda/envs/ml -c conda-forge" in into and "python=" not in into
+
+
+def test_windows_commands_set_variables_in_powershell_syntax() -> None:
+    plan = plan_for(
+        Scenario(
+            "win", ("torch",), "552.22", ("RTX 3090",), "3.11", "windows-x86_64", installer="pixi"
+        )
+    )
+    rendered = render_installer(plan, Where(folder="out"))
+    if plan.conda_override_cuda:
+        assert rendered.commands[0].startswith(
+            f'$env:CONDA_OVERRIDE_CUDA="{plan.conda_override_cuda}"; '
+        )
+    assert "CONDA_OVERRIDE_CUDA=" not in rendered.commands[0].split(";")[-1]
 
 
 def test_pixi_declares_the_targets_cuda_as_a_system_requirement() -> None:
@@ -123,16 +154,16 @@ def test_pixi_declares_the_targets_cuda_as_a_system_requirement() -> None:
 def test_pixi_puts_wheels_in_pypi_dependencies() -> None:
     plan = plan_for(
         Scenario(
-            "mix", ("torch", "tensorflow"), "570.124.06", ("RTX 4090",), "3.11", installer="pixi"
+            "mix", ("torch", "onnxruntime"), "570.124.06", ("RTX 4090",), "3.11", installer="pixi"
         )
     )
     manifest = tomllib.loads(render_installer(plan).files["pixi.toml"])
-    tf = plan.envs[0].package("tensorflow")
-    assert tf is not None
-    assert manifest["pypi-dependencies"]["tensorflow"] == {
-        "version": f"=={tf.version}",
-        "extras": list(tf.extras),
-    }
+    ort = plan.envs[0].package("onnxruntime")
+    assert ort is not None and ort.conda is None
+    expected: dict[str, object] = {"version": f"=={ort.version}"}
+    if ort.extras:
+        expected["extras"] = list(ort.extras)
+    assert manifest["pypi-dependencies"][ort.name] == expected
 
 
 def test_dockerfile_installs_the_requirements_in_the_images_python() -> None:
@@ -145,11 +176,9 @@ def test_dockerfile_installs_the_requirements_in_the_images_python() -> None:
 
 
 def test_split_plans_write_one_file_per_env() -> None:
-    plan = plan_for(
-        Scenario("split", ("torch>=2.11", "tensorflow"), "580.65.06", ("RTX 4090",), "3.12")
-    )
+    plan = plan_for(SPLIT)
     files = render_installer(plan).files
-    assert set(files) == {"requirements-env-torch.txt", "requirements-env-tensorflow.txt"}
+    assert set(files) == {"requirements-env-tensorflow.txt", "requirements-env-cupy.txt"}
 
 
 def test_text_names_the_verdict_reasons_and_commands() -> None:

@@ -19,7 +19,7 @@ from gpuenv.plan.request import request_from_arguments
 from gpuenv.plan.resolve import make_plan
 from gpuenv.probe import ProbeOptions, probe_machine
 from gpuenv.probe.access import RecordedMachine
-from gpuenv.render.installers import render_installer
+from gpuenv.render.installers import Where, render_installer
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 from gpuenv.whatif import WhatIf, declared_snapshot
 
@@ -192,7 +192,7 @@ def test_gpu_less_runner_plans_conda_for_a100_and_driver_535() -> None:
     torch = _torch(plan)
     assert torch.conda is not None and torch.conda.build and torch.conda.build.startswith("cuda12")
     assert plan.conda_override_cuda == "12.2"
-    rendered = render_installer(plan)
+    rendered = render_installer(plan, Where(folder="."))
     yml = rendered.files["environment.yml"]
     assert f"  - cuda-version={torch.cuda}" in yml
     assert f"  - pytorch={torch.conda.version}={torch.conda.build}" in yml
@@ -207,7 +207,10 @@ def test_torch_tensorflow_and_jax_share_one_env_and_one_cuda_major() -> None:
     heads = [p for p in env.packages if not p.companion_of]
     assert [p.framework for p in heads] == ["torch", "tensorflow", "jax"]
     assert {_major(p.cuda) for p in heads} == {12}
-    assert env.only_default_index
+    # each gets what it gets alone on this R570 driver (pins not in the KB are no conflict)
+    torch = env.package("torch")
+    assert torch is not None and torch.public_version == "2.14.1" and torch.build == "cu126"
+    assert plan.tradeoffs == ()
 
 
 def test_docker_for_a_535_host_uses_an_image_the_driver_can_start() -> None:
@@ -233,13 +236,14 @@ def test_no_gpu_plans_the_cpu_build_pinned_exactly() -> None:
 
 
 def test_what_cannot_share_an_env_is_split_into_two() -> None:
+    """TensorFlow has CUDA 12 builds only and cupy-cuda13x is CUDA 13 only: one env each."""
     plan = plan_for(
-        Scenario("split", ("torch>=2.11", "tensorflow"), "580.65.06", ("RTX 4090",), "3.12")
+        Scenario("split", ("tensorflow", "cupy-cuda13x"), "580.65.06", ("RTX 4090",), "3.12")
     )
     assert plan.verdict == "split" and len(plan.envs) == 2
-    assert [p.framework for p in plan.envs[0].packages] == ["torch"]
-    assert plan.envs[1].package("tensorflow") is not None
-    assert [e.name for e in plan.envs] == ["env-torch", "env-tensorflow"]
+    assert [p.framework for p in plan.envs[0].packages] == ["tensorflow"]
+    assert plan.envs[1].package("cupy") is not None
+    assert [e.name for e in plan.envs] == ["env-tensorflow", "env-cupy"]
 
 
 def test_an_old_driver_gets_the_smallest_driver_upgrade() -> None:

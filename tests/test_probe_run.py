@@ -121,7 +121,7 @@ def test_this_machines_snapshot_hides_host_and_user_names(tmp_path: Path) -> Non
     }
 
     def snapshot(*flags: str) -> str:
-        argv = [sys.executable, "-m", "gpuenv", "snapshot", "--json", "--python", "/nonexistent"]
+        argv = [sys.executable, "-m", "gpuenv", "snapshot", "--json", "--python", sys.executable]
         done = subprocess.run(
             [*argv, *flags], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT
         )

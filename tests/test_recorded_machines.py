@@ -31,6 +31,7 @@ EXPECTED_RULES = {
     "gtx1080ti_driver470": [],
     "h100_driver580": [],
     "jetson_orin_jp6": [],
+    "k80_driver580": ["driver-drops-gpu"],
     "no_driver": ["no-nvidia-gpu"],
     "nvml_mismatch": ["driver-module-mismatch"],
     "rtx3090_driver535": [],

@@ -13,6 +13,7 @@ from gpuenv.edges.files import LIMITS
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import (
     BinaryArchFacts,
+    CondaPackageFacts,
     DistributionFacts,
     DriverFacts,
     FrameworkBuild,
@@ -76,6 +77,15 @@ def full_snapshot() -> Snapshot:
                 ),
             ),
             problems=("one dist-info is broken",),
+            conda_packages=(
+                CondaPackageFacts(
+                    "pytorch",
+                    "2.1.0",
+                    "py3.11_cuda12.1_cudnn8.9.2_0",
+                    "https://conda.anaconda.org/pytorch/linux-64",
+                    "linux-64",
+                ),
+            ),
         ),
         binaries=(
             BinaryArchFacts("/x/libtorch_cuda.so", "torch", ("sm_80", "sm_90"), ("compute_90",)),

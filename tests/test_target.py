@@ -335,7 +335,9 @@ def test_jax_with_the_cuda12_plugin(tmp_path: Path) -> None:
     assert jax.is_gpu_build is True
     assert jax.details["jax-cuda12-plugin"] == "0.4.31"
     assert jax.problem is None
-    assert (jaxlib.is_gpu_build, jaxlib.framework_cuda) == (False, None)
+    # jaxlib is one wheel for CPU and GPU: the plugin beside it is its CUDA build
+    assert (jaxlib.is_gpu_build, jaxlib.framework_cuda, jaxlib.variant) == (True, "12", "cuda12")
+    assert jaxlib.details["plugin"] == "jax-cuda12-plugin 0.4.31"
     assert owners(result) == {
         "xla_cuda_plugin.so": "jax-cuda12-pjrt",
         "_cusolver.so": "jax-cuda12-plugin",
@@ -889,3 +891,51 @@ def test_cpu_torch_venv(cpu_torch_venv: Path) -> None:
     assert not any("libtorch_cuda" in path for path, _ in result.binary_candidates)
     assert result.binary_candidates == ()
     assert env.problems == ()
+
+
+def test_conda_meta_records_give_name_version_build_and_channel(tmp_path: Path) -> None:
+    meta = tmp_path / "conda-meta"
+    meta.mkdir()
+    (meta / "pytorch-2.1.0-py3.11_cuda12.1_cudnn8.9.2_0.json").write_text(
+        json.dumps(
+            {
+                "build": "py3.11_cuda12.1_cudnn8.9.2_0",
+                "channel": "https://conda.anaconda.org/pytorch/linux-64",
+                "files": ["lib/x.so"],
+                "name": "pytorch",
+                "subdir": "linux-64",
+                "url": "https://conda.anaconda.org/pytorch/linux-64/pytorch-2.1.0-py3.11_cuda12.1_cudnn8.9.2_0.tar.bz2",
+                "version": "2.1.0",
+            },
+            sort_keys=True,
+        )
+    )
+    # a large record (a long `files` list) is read at both ends only
+    big = {
+        "build": "h1_0",
+        "channel": "conda-forge",
+        "files": [f"f{i:07d}" for i in range(200_000)],
+    }
+    text = json.dumps(big, sort_keys=True)[:-1] + ', "name": "cudnn", "version": "8.9.7.29"}'
+    (meta / "cudnn-8.9.7.29-h1_0.json").write_text(text)
+    (meta / "history").write_text("not a record")
+    (meta / "broken-1.0-0.json").write_text("{not json")
+    doc = json.loads(json.dumps(_target.collect(sites=[], prefix=str(tmp_path))))
+    env = parse_target_output(json.dumps(doc), "python3").env
+    by_name = {p.name: p for p in env.conda_packages}
+    assert set(by_name) == {"pytorch", "cudnn", "broken"}
+    torch = by_name["pytorch"]
+    assert (torch.version, torch.build, torch.subdir) == (
+        "2.1.0",
+        "py3.11_cuda12.1_cudnn8.9.2_0",
+        "linux-64",
+    )
+    assert torch.channel == "https://conda.anaconda.org/pytorch/linux-64"
+    assert torch.url is not None and torch.url.endswith(".tar.bz2")
+    assert (by_name["cudnn"].version, by_name["cudnn"].channel) == ("8.9.7.29", "conda-forge")
+    assert (by_name["broken"].version, by_name["broken"].build) == ("1.0", "0")
+
+
+def test_a_venv_has_no_conda_packages(tmp_path: Path) -> None:
+    doc = _target.collect(sites=[], prefix=str(tmp_path))
+    assert doc["conda_packages"] == []

@@ -104,11 +104,35 @@ def what_if_from_args(args: argparse.Namespace) -> WhatIf:
 
 
 def load_target(args: argparse.Namespace) -> Snapshot:
-    """The snapshot a command's target options describe."""
-    return take_snapshot(
+    """The snapshot a command's target options describe. An interpreter named with --python
+    that cannot be run or read is an error (exit 2): a check with a typo must not pass."""
+    snapshot = take_snapshot(
         from_file=args.from_file,
         python=args.python,
         what_if=what_if_from_args(args),
         redact=not getattr(args, "no_redact", False),
         timeout=args.timeout,
     )
+    if args.python and args.from_file is None:
+        require_readable_target(snapshot, args.python)
+    return snapshot
+
+
+def require_readable_target(snapshot: Snapshot, python: str) -> None:
+    env = snapshot.python_env
+    problems = env.problems if env else ("it was not probed",)
+    unreadable = env is None or env.python_version is None or _too_old(env.python_version)
+    if unreadable:
+        raise GpuenvError(
+            "target-unreadable",
+            f"the target interpreter {python} cannot be read: {'; '.join(problems) or 'unknown'}",
+            hints=("give the path of the environment's Python (3.6 or newer) with --python",),
+        )
+
+
+def _too_old(version: str) -> bool:
+    parts = version.split(".")
+    try:
+        return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0) < (3, 6)
+    except ValueError:
+        return False

@@ -145,6 +145,19 @@ class DistributionFacts:
 
 
 @dataclass(frozen=True)
+class CondaPackageFacts:
+    """One package record of a conda env's conda-meta/ (conda, mamba, pixi)."""
+
+    name: str
+    version: str | None
+    build: str | None = None  # build string, e.g. "py3.11_cuda12.1_cudnn8.9.2_0"
+    channel: str | None = None  # as recorded: a name or a URL
+    subdir: str | None = None  # "linux-64", "noarch"
+    url: str | None = None  # the package file it was installed from
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
 class FrameworkBuild:
     """How a framework in the target env was built, read from its files without importing it."""
 
@@ -176,6 +189,7 @@ class PythonEnvFacts:
     distributions: tuple[DistributionFacts, ...] = ()
     frameworks: tuple[FrameworkBuild, ...] = ()
     problems: tuple[str, ...] = ()
+    conda_packages: tuple[CondaPackageFacts, ...] = ()  # conda-meta/ of a conda env
 
 
 @dataclass(frozen=True)

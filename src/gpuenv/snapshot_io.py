@@ -16,6 +16,7 @@ from gpuenv.errors import GpuenvError
 from gpuenv.facts import (
     SNAPSHOT_SCHEMA_VERSION,
     BinaryArchFacts,
+    CondaPackageFacts,
     DistributionFacts,
     DriverFacts,
     FrameworkBuild,
@@ -235,6 +236,19 @@ def _python_env(r: _Reader) -> PythonEnvFacts:
         distributions=r.items("distributions", _distribution),
         frameworks=r.items("frameworks", _framework),
         problems=r.str_tuple("problems"),
+        conda_packages=r.items("conda_packages", _conda_package),
+    )
+
+
+def _conda_package(r: _Reader) -> CondaPackageFacts:
+    return CondaPackageFacts(
+        name=r.str_("name"),
+        version=r.opt_str("version"),
+        build=r.opt_str("build"),
+        channel=r.opt_str("channel"),
+        subdir=r.opt_str("subdir"),
+        url=r.opt_str("url"),
+        problem=r.opt_str("problem"),
     )
 
 

@@ -74,6 +74,7 @@ def declared_snapshot(what_if: WhatIf, kb: KnowledgeBase) -> Snapshot:
 def apply_what_if(snapshot: Snapshot, what_if: WhatIf, kb: KnowledgeBase) -> Snapshot:
     if not what_if.any:
         return snapshot
+    check_consistent(what_if, kb)
     result = snapshot
     if what_if.platform is not None:
         result = _platform(result, what_if.platform)
@@ -118,7 +119,8 @@ def _driver(snapshot: Snapshot, text: str, kb: KnowledgeBase) -> Snapshot:
             f"--driver {text!r} is not a driver version",
             hints=("write it as nvidia-smi prints it, e.g. 535.183.01 or 551.78",),
         )
-    os_name = snapshot.host.os.value or "linux"
+    # WSL reports the Windows driver, numbered as Windows numbers it
+    os_name = "windows" if snapshot.host.wsl.value else (snapshot.host.os.value or "linux")
     max_cuda = driver_max_cuda(kb, version, os_name)
     max_obs = (
         (Observation(str(max_cuda), "kb:driver_branch", problem=None),)
@@ -151,7 +153,7 @@ def _gpus(snapshot: Snapshot, names: Sequence[str], kb: KnowledgeBase) -> Snapsh
         gpus.append(
             GpuFacts(
                 index=index,
-                name=resolved.name or f"(compute capability {resolved.cc})",
+                name=_gpu_name(text, resolved.name, str(resolved.cc)),
                 source=WHAT_IF,
                 compute_capability=str(resolved.cc),
             )
@@ -159,6 +161,55 @@ def _gpus(snapshot: Snapshot, names: Sequence[str], kb: KnowledgeBase) -> Snapsh
     failures = tuple(f for f in snapshot.driver.failures if f.value not in _DEVICE_FAILURES)
     driver = replace(snapshot.driver, failures=failures)
     return replace(snapshot, gpus=tuple(gpus), driver=driver)
+
+
+def _gpu_name(text: str, model: str | None, cc: str) -> str:
+    """The name to show: the model the KB matched, else what the user wrote ("A100" names a
+    family of models of one compute capability), else the compute capability itself."""
+    if model:
+        return model
+    written = " ".join(text.split())
+    if written.replace(".", "").isdigit() or written.lower().startswith(("sm_", "sm", "compute_")):
+        return f"compute capability {cc}"
+    return written
+
+
+def check_consistent(what_if: WhatIf, kb: KnowledgeBase) -> None:
+    """What-if flags that cannot describe one machine are an error naming both flags."""
+    platform = what_if.platform
+    jetson_gpus = [g for g in what_if.gpus if _is_jetson(g, kb)]
+    other_gpus = [g for g in what_if.gpus if g not in jetson_gpus]
+    clashes: list[tuple[str, str, str]] = []
+    if what_if.jetpack is not None and platform not in (None, "linux-aarch64"):
+        clashes.append((f"--jetpack {what_if.jetpack}", f"--platform {platform}",
+                        "JetPack is Linux on aarch64 (Jetson modules)"))  # fmt: skip
+    if what_if.jetpack is not None and other_gpus:
+        clashes.append((f"--jetpack {what_if.jetpack}", f"--gpu {other_gpus[0]}",
+                        "a Jetson has its own integrated GPU"))  # fmt: skip
+    if jetson_gpus and platform not in (None, "linux-aarch64"):
+        clashes.append((f"--gpu {jetson_gpus[0]}", f"--platform {platform}",
+                        "a Jetson module runs Linux on aarch64"))  # fmt: skip
+    if platform == "macos-arm64":
+        nvidia = (("--gpu", what_if.gpus[0] if what_if.gpus else None),
+                  ("--driver", what_if.driver), ("--jetpack", what_if.jetpack))  # fmt: skip
+        clashes += [(f"{flag} {value}", "--platform macos-arm64",
+                     "macOS has no NVIDIA driver or CUDA")
+                    for flag, value in nvidia if value is not None]  # fmt: skip
+    if clashes:
+        first, second, why = clashes[0]
+        raise GpuenvError(
+            "contradictory-flags",
+            f"{first} and {second} cannot describe one machine: {why}",
+            hints=("drop one of the two flags",),
+        )
+
+
+def _is_jetson(text: str, kb: KnowledgeBase) -> bool:
+    resolved = resolve_gpu(kb, text)
+    if resolved is None:
+        return False
+    names = (resolved.name, *resolved.candidates) if resolved.name else resolved.candidates
+    return any("jetson" in (n or "").lower() for n in names) or "jetson" in text.lower()
 
 
 def _python(snapshot: Snapshot, version: str) -> Snapshot:

@@ -139,6 +139,16 @@ def _the_env(plan: Plan) -> EnvPlan:
             f"the plan needs {len(plan.envs)} environments; --create makes one",
             hints=("plan each group of packages on its own and --create each",),
         )
+    built = [p.name for p in plan.envs[0].packages if p.source_build is not None]
+    if built:
+        raise GpuenvError(
+            "source-build",
+            f"the plan builds {', '.join(built)} from source, which --create does not do",
+            hints=(
+                "run the plan's printed commands (they set the build's variables), or pin a "
+                "torch the extension has prebuilt wheels for",
+            ),
+        )
     return plan.envs[0]
 
 
@@ -250,25 +260,23 @@ def _install(
     runner: Runner,
     progress: TextIO,
 ) -> None:
-    if tool in ("conda", "mamba"):
-        return  # `conda env create` installed everything, its pip section included
-    from gpuenv.render.installers.pip import requirements_txt
+    if tool not in ("conda", "mamba"):  # `conda env create` ran its pip section already
+        from gpuenv.render.installers.pip import requirements_txt
 
-    requirements = _write_file(path / REQUIREMENTS, requirements_txt(plan, env))
-    if tool == "uv":
-        argv = ["uv", "pip", "install", "--python", interpreter, "-r", str(requirements)]
-    else:
-        argv = [
-            interpreter,
-            "-m",
-            "pip",
-            "install",
-            "--progress-bar",
-            "on",
-            "-r",
-            str(requirements),
-        ]
-    _run(runner, argv, INSTALL_TIMEOUT_S, progress, {})
+        requirements = _write_file(path / REQUIREMENTS, requirements_txt(plan, env))
+        if tool == "uv":
+            argv = ["uv", "pip", "install", "--python", interpreter, "-r", str(requirements)]
+        else:
+            argv = [interpreter, "-m", "pip", "install", "--progress-bar", "on"]
+            argv += ["-r", str(requirements)]
+        _run(runner, argv, INSTALL_TIMEOUT_S, progress, {})
+    for package in env.packages:
+        # the package index holds the same version in another build: only its own index
+        if package.exclusive_index and package.index_url and package.conda is None:
+            pip = ["uv", "pip", "install", "--python"] if tool == "uv" else [interpreter, "-m"]
+            argv = [*pip, interpreter] if tool == "uv" else [*pip, "pip", "install"]
+            argv += ["--no-deps", "--index-url", package.index_url, package.requirement]
+            _run(runner, argv, INSTALL_TIMEOUT_S, progress, {})
 
 
 def _run(

@@ -70,7 +70,16 @@ def _build_check(package: PackageChoice, snapshot: Snapshot) -> Check | None:
     if build is None:
         return Check(label, expected, None, None, "the probe found no build facts")
     found = _describe(build)
+    if _conda_jaxlib(package) and not build.framework_cuda:
+        # conda-forge's CUDA jaxlib carries the CUDA backend itself, not as a plugin wheel,
+        # and its version has no CUDA label: the probe cannot tell the build from the files
+        why = "conda-forge's CUDA jaxlib has no plugin package or version label to read"
+        return Check(label, expected, found, None, why)
     return Check(label, expected, found, _build_ok(package, build), build.source)
+
+
+def _conda_jaxlib(package: PackageChoice) -> bool:
+    return package.conda is not None and package.conda.name == "jaxlib" and bool(package.cuda)
 
 
 def _framework_name(package: PackageChoice) -> str:

@@ -27,7 +27,19 @@ from gpuenv.errors import (
 )
 
 Handler = Callable[[argparse.Namespace], int]
-COMMANDS = ("snapshot", "doctor", "plan", "check", "kb", "completion")
+COMMANDS = (
+    "snapshot",
+    "doctor",
+    "plan",
+    "check",
+    "lock",
+    "pin",
+    "guard",
+    "diff",
+    "restore",
+    "kb",
+    "completion",
+)
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 

@@ -61,7 +61,8 @@ def _show(kb_commands: Any, common: argparse.ArgumentParser) -> None:
 
 def run_show(args: argparse.Namespace) -> int:
     from gpuenv.kb import default_kb
-    from gpuenv.kb.show import render_table, show, table_to_json, topics
+    from gpuenv.kb.show import show, table_to_json, topics
+    from gpuenv.render.kb_table import render_table
 
     kb = default_kb()
     if args.topic.strip().lower() in ("list", "topics"):
@@ -76,7 +77,7 @@ def run_show(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json(table_to_json(table))
     else:
-        output.emit(render_table(table))
+        output.emit(render_table(table, args.ui.terminal, verbose=args.ui.verbose))
     return EXIT_OK
 
 

@@ -63,13 +63,17 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
 def cmd_plan(args: argparse.Namespace) -> int:
     from gpuenv.kb import default_kb
     from gpuenv.plan.resolve import make_plan
-    from gpuenv.render.installers import render_installer
+    from gpuenv.render.installers import Where, render_installer
 
     request = read_request(args.wants, args.requirements)
     snapshot = _target(args)
     installer = args.installer or _default_installer(snapshot)
     plan = make_plan(request, snapshot, default_kb(), installer)
-    rendered = render_installer(plan)
+    where = Where(
+        folder=str(args.output) if args.output else None,
+        interpreter=_named_env(args, snapshot),
+    )
+    rendered = render_installer(plan, where)
     written = _write(args.output, rendered.files) if args.output else []
     code = EXIT_OK if plan.fits else EXIT_FINDINGS
     _print(args, plan, rendered, written, code)
@@ -86,7 +90,7 @@ def _print(
     if args.json:
         output.emit_json(plan_document(plan, rendered, code))
     else:
-        output.emit(render_plan_text(plan, rendered, written))
+        output.emit(render_plan_text(plan, rendered, written, args.ui.terminal))
 
 
 def read_request(wants: list[str], files: list[Path]) -> Request:
@@ -117,7 +121,9 @@ def _read(path: Path) -> str:
 
 
 def _target(args: argparse.Namespace) -> Any:
-    """A snapshot file, a declared machine (what-if flags naming another one), or this one."""
+    """A snapshot file, a declared machine (what-if flags naming another one, when no env is
+    named), or this one: with --python the env is probed and the flags replace only what they
+    name, as on every other command."""
     from gpuenv.api import load_target, what_if_from_args
     from gpuenv.kb import default_kb
     from gpuenv.whatif import declared_snapshot
@@ -125,7 +131,7 @@ def _target(args: argparse.Namespace) -> Any:
     what_if = what_if_from_args(args)
     if args.create is not None and not what_if.python_version:
         what_if = _with_python(what_if, args)
-    if args.from_file is None and any(getattr(args, name) for name in _DECLARING):
+    if args.from_file is None and not args.python and any(getattr(args, n) for n in _DECLARING):
         return declared_snapshot(what_if, default_kb())
     args.python_version = what_if.python_version
     return load_target(args)
@@ -139,6 +145,13 @@ def _with_python(what_if: Any, args: argparse.Namespace) -> Any:
     if args.python or args.from_file is not None:
         return what_if
     return replace(what_if, python_version=f"{sys.version_info[0]}.{sys.version_info[1]}")
+
+
+def _named_env(args: argparse.Namespace, snapshot: Any) -> str | None:
+    """The interpreter the user named with --python: commands install into that env."""
+    if not args.python or snapshot.python_env is None:
+        return None
+    return str(snapshot.python_env.interpreter or args.python)
 
 
 def _default_installer(snapshot: Any) -> str:

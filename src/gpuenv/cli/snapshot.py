@@ -38,5 +38,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json(to_dict(snapshot))
     elif not args.output:
-        output.emit(render_snapshot(snapshot))
+        output.emit(render_snapshot(snapshot, args.ui.terminal))
     return EXIT_OK

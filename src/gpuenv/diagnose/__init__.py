@@ -35,6 +35,8 @@ from gpuenv.diagnose.rules_libs import (
     rule_missing_pip_libs,
     rule_shadowed_libs,
 )
+from gpuenv.diagnose.rules_limits import rule_driver_ceiling, rule_toolkit_driver
+from gpuenv.diagnose.rules_ptx import rule_ptx_jit
 from gpuenv.diagnose.stack import build_layers
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
@@ -50,6 +52,7 @@ RULES: tuple[Rule, ...] = (
     rule_driver_unresponsive,
     rule_driver_lists_no_gpu,
     rule_module_mismatch,
+    rule_driver_ceiling,
     rule_hidden_devices,
     rule_container_without_gpus,
     rule_container_require,
@@ -57,6 +60,7 @@ RULES: tuple[Rule, ...] = (
     rule_rocm_build,
     rule_jetson_wheel,
     rule_driver_too_old,
+    rule_ptx_jit,
     rule_arch_unsupported,
     rule_missing_pip_libs,
     rule_shadowed_libs,
@@ -64,6 +68,7 @@ RULES: tuple[Rule, ...] = (
     rule_python_range,
     rule_python_unreadable,
     rule_extensions,
+    rule_toolkit_driver,
     rule_toolkit_info,
     rule_branch_lifecycle,
 )

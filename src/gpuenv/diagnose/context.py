@@ -33,6 +33,14 @@ class Gpu:
     source: str
     kb_row: Row | None = None
 
+    @property
+    def label(self) -> str:
+        """The name for a sentence: a GPU declared only by its compute capability ("--gpu H100"
+        names several models) is "a GPU of compute capability 9.0"."""
+        if self.name.startswith("(") and self.name.endswith(")"):
+            return f"a GPU of {self.name[1:-1]}"
+        return self.name
+
 
 @dataclass(frozen=True)
 class Context:
@@ -163,6 +171,7 @@ def build_context(
         driver_max_cuda_source=max_source,
         driver_failures=snapshot.driver.failures,
         python=_python(snapshot),
-        jetson=bool(host.jetson.value),
+        # a Jetson module implies Jetson, whether probed on the board or declared with --gpu
+        jetson=bool(host.jetson.value) or any(g.segment == "jetson" for g in gpus),
         wsl=wsl,
     )

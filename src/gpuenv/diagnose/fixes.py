@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.diagnose.context import Context
+from gpuenv.facts import FrameworkBuild
 from gpuenv.plan.model import PackageChoice
 
 COMPANIONS = ("torchvision", "torchaudio")
@@ -45,7 +46,7 @@ def python_of(ctx: Context) -> str:
     return "python" if ctx.os == "windows" else "python3"
 
 
-def _program(ctx: Context, path: str) -> str:
+def program(ctx: Context, path: str) -> str:
     """The interpreter as the first word of a command: PowerShell runs a quoted path only
     through its call operator."""
     word = quote(ctx, path)
@@ -72,14 +73,14 @@ def pip_install(
         again = " --reinstall" if reinstall else ""
         return f"uv pip install --python {_q(ctx, interpreter)}{again} {reqs}{index}"
     again = " --force-reinstall" if reinstall else ""
-    return f"{_program(ctx, interpreter)} -m pip install{again} {reqs}{index}"
+    return f"{program(ctx, interpreter)} -m pip install{again} {reqs}{index}"
 
 
 def pip_uninstall(ctx: Context, installer: str, names: Sequence[str]) -> str:
     shown = " ".join(_q(ctx, n) for n in names)
     if installer == "uv":
         return f"uv pip uninstall --python {_q(ctx, python_of(ctx))} {shown}"
-    return f"{_program(ctx, python_of(ctx))} -m pip uninstall -y {shown}"
+    return f"{program(ctx, python_of(ctx))} -m pip uninstall -y {shown}"
 
 
 def installed_version(ctx: Context, name: str) -> str | None:
@@ -174,7 +175,14 @@ def _conda_install(ctx: Context, packages: Sequence[PackageChoice]) -> str:
         for p in packages
         if p.conda
     ]
+    cudas = sorted({p.cuda for p in packages if p.conda and p.cuda}, key=_cuda_key)
+    if cudas:  # the CUDA builds agree on one cuda-version: the highest they were built with
+        specs.insert(0, f"cuda-version={cudas[-1]}")
     return f"conda install{where} -c conda-forge {' '.join(_q(ctx, s) for s in specs)}"
+
+
+def _cuda_key(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
 
 
 def driver_install(ctx: Context, branch: int) -> tuple[str, ...]:
@@ -185,3 +193,56 @@ def driver_install(ctx: Context, branch: int) -> tuple[str, ...]:
     if "ubuntu" in distro:
         return (f"sudo apt install nvidia-driver-{branch}", "sudo reboot")
     return ()
+
+
+# frameworks in the env -> the name `gpuenv plan` plans them by
+_PLANNED = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax", "jaxlib": "jax"}
+
+
+def same_release_fix(ctx: Context, fw: FrameworkBuild) -> PlannedFix | None:
+    """The build of the installed release that `gpuenv plan` picks for this machine."""
+    framework = _PLANNED.get(fw.name)
+    base = release_of(_planned_version(ctx, fw))
+    if framework is None or base is None:
+        return None
+    return _replacing(ctx, fw, planned_install(ctx, [f"{framework}=={base}"], framework))
+
+
+def newest_fix(ctx: Context, fw: FrameworkBuild) -> PlannedFix | None:
+    """The newest release `gpuenv plan` picks for this machine."""
+    framework = _PLANNED.get(fw.name)
+    if framework is None:
+        return None
+    return _replacing(ctx, fw, planned_install(ctx, [framework], framework))
+
+
+def _planned_version(ctx: Context, fw: FrameworkBuild) -> str | None:
+    if fw.name == "jaxlib":
+        return installed_version(ctx, "jax") or fw.version
+    return fw.version
+
+
+def _replacing(ctx: Context, fw: FrameworkBuild, planned: PlannedFix | None) -> PlannedFix | None:
+    """JAX loads every GPU plugin installed: the plugin of another CUDA major goes first."""
+    if planned is None or fw.name not in ("jax", "jaxlib"):
+        return planned
+    keep = {p.name for p in planned.packages}
+    env = ctx.snapshot.python_env
+    stale = [
+        d.name
+        for d in (env.distributions if env else ())
+        if _JAX_PLUGIN.fullmatch(_norm(d.name))
+        and _norm(d.name) not in keep
+        and _norm(d.name).replace("-pjrt", "-plugin") not in keep
+    ]
+    if not stale:
+        return planned
+    remove = pip_uninstall(ctx, planned.installer, stale)
+    return replace(planned, commands=(remove, *planned.commands))
+
+
+_JAX_PLUGIN = re.compile(r"jax-(cuda|rocm)\d+-(plugin|pjrt)")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()

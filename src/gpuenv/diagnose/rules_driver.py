@@ -6,6 +6,7 @@ from __future__ import annotations
 from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
 from gpuenv.diagnose.fixes import driver_install
+from gpuenv.diagnose.limits import driver_ceilings
 from gpuenv.kb.query.containers import parse_require_cuda
 from gpuenv.kb.query.cuda import datacenter_branch
 from gpuenv.versions import DriverVersion
@@ -117,7 +118,7 @@ def rule_driver_lists_no_gpu(ctx: Context) -> list[Finding]:
     none_found = ctx.failure("no_devices")
     if none_found is None or ctx.driver is None or ctx.gpus or ctx.driver_dead:
         return []
-    if ctx.failure("visible_devices_hide_all"):
+    if ctx.failure("visible_devices_hide_all") or driver_ceilings(ctx):
         return []  # reported by its own rule
     return [
         Finding(

@@ -11,12 +11,15 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from gpuenv.diagnose.context import Context
+from gpuenv.diagnose.choose import platform_of
+from gpuenv.diagnose.context import Context, Gpu
+from gpuenv.diagnose.extension_fixes import planned_extension
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
-from gpuenv.diagnose.fixes import pip_install
+from gpuenv.diagnose.fixes import pip_install, planned_install
+from gpuenv.diagnose.limits import jetpacks_for, jetson_gpus
 from gpuenv.facts import DistributionFacts, FrameworkBuild
-from gpuenv.kb.query.frameworks import torch_index_url, torchvision_for
-from gpuenv.kb.query.jetson import jetpack_for_l4t
+from gpuenv.kb.query.frameworks import torch_default_variant, torch_index_url, torchvision_for
+from gpuenv.kb.query.jetson import jetpack_for_l4t, jetpack_row
 from gpuenv.versions import CudaVersion
 
 EXTENSION_LABEL = re.compile(r"pt(?P<torch>\d{2,3})cu(?P<cuda>\d{2,3})")
@@ -97,11 +100,22 @@ def _extension_finding(
     torch_cuda = CudaVersion.parse(torch.framework_cuda) if torch.framework_cuda else None
     installer = ctx.installer_for(dist.name)
     base = torch.version.split("+")[0] if torch.version else "?"
+    name = canonicalize_name(dist.name)
+    planned = planned_extension(ctx, name, _torch_pin(ctx, torch)) if torch.version else None
     command = _companion_install(ctx, dist, torch) or (
-        pip_install(ctx, installer, [canonicalize_name(dist.name)], reinstall=True)
+        planned.command
+        if planned is not None
+        else pip_install(ctx, installer, [name], reinstall=True)
         + " --no-deps --no-build-isolation --no-binary "
-        + canonicalize_name(dist.name)
+        + name
     )
+    summary = (
+        f"Reinstall {dist.name} built for torch {base}"
+        + (f" and CUDA {torch_cuda.short}" if torch_cuda else "")
+        + " (or build it from source against this torch), or install the torch it pins."
+    )
+    if planned is not None:
+        summary = f"Install {planned.summary}, or install the torch it was built for."
     return Finding(
         rule="extension-build-mismatch",
         cause="extension_build_mismatch",
@@ -118,14 +132,20 @@ def _extension_finding(
                 "torch", f"{torch.version} (CUDA {torch.framework_cuda or 'none'})", torch.source
             ),
         ),
-        fix=Fix(
-            summary=f"Reinstall {dist.name} built for torch {base}"
-            + (f" and CUDA {torch_cuda.short}" if torch_cuda else "")
-            + " (or build it from source against this torch), or install the torch it pins.",
-            commands=(command,),
-            installer=installer,
-        ),
+        fix=Fix(summary=summary, commands=(command,), installer=installer),
     )
+
+
+def _torch_pin(ctx: Context, torch: FrameworkBuild) -> str:
+    """A constraint naming the installed torch build as the plan does: '==2.4.1+cu118' for a
+    variant index's wheel, '===2.4.1' for the package index's own (its version has no label)."""
+    version = torch.version or ""
+    variant = torch.variant or ""
+    if "+" in version or not re.fullmatch(r"cu\d{2,3}|cpu", variant):
+        return f"=={version}"
+    if torch_default_variant(ctx.kb, version, platform_of(ctx)) == variant:
+        return f"==={version}"  # exactly the unlabelled build, not '2.4.1+cu124'
+    return f"=={version}+{variant}"
 
 
 def _companion_install(ctx: Context, dist: DistributionFacts, torch: FrameworkBuild) -> str | None:
@@ -148,19 +168,19 @@ def _companion_install(ctx: Context, dist: DistributionFacts, torch: FrameworkBu
 
 
 def rule_jetson_wheel(ctx: Context) -> list[Finding]:
+    """The package index's aarch64 torch on a Jetson (probed, or a Jetson module declared with
+    --gpu): it is CPU-only or built for server (SBSA) CUDA, and runs nothing on the Jetson GPU."""
     if not ctx.jetson:
         return []
     torch = next((f for f in ctx.frameworks() if f.name == "torch"), None)
-    if (
-        torch is None
-        or not torch.version
-        or ".nv" in torch.version
-        or "nv" in (torch.variant or "")
-    ):
+    if torch is None or not torch.version or _jetson_build(torch):
         return []
     jetson = ctx.snapshot.host.jetson.value
     row = jetpack_for_l4t(ctx.kb, jetson.l4t_release) if jetson and jetson.l4t_release else None
+    if row is None and jetson and jetson.jetpack:
+        row = jetpack_row(ctx.kb, jetson.jetpack)
     jetpack = str(row["jetpack"]) if row else None
+    modules = jetson_gpus(ctx.gpus)
     return [
         Finding(
             rule="jetson-generic-wheel",
@@ -178,21 +198,46 @@ def rule_jetson_wheel(ctx: Context) -> list[Finding]:
                     jetson.l4t_release if jetson and jetson.l4t_release else "?",
                     ctx.snapshot.host.jetson.source,
                 ),
+                *(Evidence("GPU", f"{g.name} (cc {g.cc or '?'})", g.source) for g in modules),
             ),
-            fix=Fix(
-                summary="Install NVIDIA's PyTorch wheel for this JetPack (or use the matching "
-                "l4t-pytorch container).",
-                commands=(),
-                installer="pip",
-                notes=(
-                    "`gpuenv plan torch --jetpack "
-                    + (jetpack or "X.Y")
-                    + "` gives the wheel index.",
-                ),
-            ),
+            fix=_jetson_fix(ctx, jetpack, modules[0] if modules else None),
             citations=(ctx.kb.cite("jetson", row),) if row else (),
         )
     ]
+
+
+def _jetson_build(torch: FrameworkBuild) -> bool:
+    return ".nv" in (torch.version or "") or "nv" in (torch.variant or "")
+
+
+def _jetson_fix(ctx: Context, jetpack: str | None, gpu: Gpu | None) -> Fix:
+    """NVIDIA's wheel for this JetPack, as `gpuenv plan torch` picks it."""
+    planned = planned_install(ctx, ["torch"])
+    if planned is not None:
+        return Fix(
+            f"Install NVIDIA's {planned.summary} for JetPack {jetpack}.",
+            planned.commands,
+            planned.installer,
+        )
+    releases = ", ".join(jetpacks_for(ctx.kb, gpu.cc if gpu else None))
+    known = f"JetPack {jetpack}" if jetpack else "your JetPack release"
+    return Fix(
+        summary=f"Install NVIDIA's PyTorch wheel for {known} (or use the matching l4t-pytorch "
+        "container).",
+        commands=(),
+        installer="pip",
+        notes=(
+            "`gpuenv plan torch --jetpack "
+            + (jetpack or "X.Y")
+            + "` gives the wheel and where it is published"
+            + (
+                f"; JetPack releases for {gpu.name if gpu else 'it'}: {releases}"
+                if releases
+                else ""
+            )
+            + ".",
+        ),
+    )
 
 
 def rule_python_unreadable(ctx: Context) -> list[Finding]:

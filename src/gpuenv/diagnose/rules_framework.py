@@ -3,10 +3,11 @@ compiled in, Python outside the release's range (CPU-only and ROCm builds: rules
 
 from __future__ import annotations
 
-from gpuenv.diagnose.choose import arch_reason, platform_of
+from gpuenv.diagnose.choose import arch_reason
+from gpuenv.diagnose.code import compiled_code, framework_cuda, gpu_builds, label
 from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
-from gpuenv.diagnose.fixes import planned_install, release_of
+from gpuenv.diagnose.fixes import newest_fix, same_release_fix
 from gpuenv.facts import FrameworkBuild
 from gpuenv.kb.query.cuda import (
     architecture,
@@ -15,10 +16,9 @@ from gpuenv.kb.query.cuda import (
     toolkit_min_driver,
 )
 from gpuenv.kb.query.frameworks import (
-    torch_arch_list,
     torch_release,
 )
-from gpuenv.versions import ComputeCapability, CudaVersion
+from gpuenv.versions import CudaVersion
 
 
 def build_evidence(fw: FrameworkBuild) -> Evidence:
@@ -53,9 +53,9 @@ def rule_driver_too_old(ctx: Context) -> list[Finding]:
     if ctx.driver is None or ctx.driver_dead:
         return []
     findings = []
-    for fw in ctx.frameworks():
-        cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
-        if cuda is None or not fw.is_gpu_build:
+    for fw in gpu_builds(ctx):
+        cuda = framework_cuda(fw)
+        if cuda is None:
             continue
         support = driver_supports_cuda(ctx.kb, ctx.driver, cuda, ctx.driver_os)
         if support.ok is not False:
@@ -70,8 +70,7 @@ def _driver_too_old(ctx: Context, fw: FrameworkBuild, cuda: CudaVersion, os_name
     need = mvc or native
     commands: tuple[str, ...] = ()
     summary = f"Upgrade the driver to ≥ {need}" if need else "Upgrade the driver"
-    base = release_of(fw.version)
-    fitting = planned_install(ctx, [f"torch=={base}"]) if fw.name == "torch" and base else None
+    fitting = same_release_fix(ctx, fw)
     if fitting:
         commands = fitting.commands
         summary = f"Install {fitting.summary}, which this driver runs" + (
@@ -93,7 +92,7 @@ def _driver_too_old(ctx: Context, fw: FrameworkBuild, cuda: CudaVersion, os_name
         cause="driver_too_old",
         severity="error",
         layer=f"framework:{fw.name}",
-        title=f"{fw.name} {fw.version} is built for CUDA {cuda.short}; driver {ctx.driver} "
+        title=f"{label(fw)} is built for CUDA {cuda.short}; driver {ctx.driver} "
         f"supports up to CUDA {ctx.driver_max_cuda.short if ctx.driver_max_cuda else '?'}",
         why=f"A CUDA {cuda.major}.x runtime needs a driver of the CUDA {cuda.major} family "
         + (f"(≥ {mvc} under minor-version compatibility)" if mvc else "")
@@ -113,10 +112,9 @@ def rule_arch_unsupported(ctx: Context) -> list[Finding]:
     if not ctx.gpus:
         return []
     findings = []
-    for fw in ctx.frameworks():
-        if not fw.is_gpu_build:
-            continue
-        sass, ptx, where = _compiled_archs(ctx, fw)
+    for fw in gpu_builds(ctx):
+        code = compiled_code(ctx, fw)
+        sass, ptx, where = (code.sass, code.ptx, code.where) if code else ((), (), None)
         severity = "error"
         if where is None:
             reason, where = _retired_for_toolkit(ctx, fw)
@@ -132,32 +130,10 @@ def rule_arch_unsupported(ctx: Context) -> list[Finding]:
     return findings
 
 
-def _compiled_archs(
-    ctx: Context, fw: FrameworkBuild
-) -> tuple[frozenset[ComputeCapability], frozenset[ComputeCapability], str | None]:
-    """What the binaries hold (fatbin scan: ground truth), else the KB's list for the build."""
-    scans = [b for b in ctx.snapshot.binaries if b.package == (fw.distribution or fw.name)]
-    scans = [b for b in scans if b.sass or b.ptx]
-    if scans:
-        # the main CUDA library decides: the one with the fewest targets is the binding limit
-        main = min(scans, key=lambda b: len(b.sass) + len(b.ptx))
-        sass = frozenset(c for c in map(ComputeCapability.parse, main.sass) if c)
-        ptx = frozenset(c for c in map(ComputeCapability.parse, main.ptx) if c)
-        return sass, ptx, f"fatbin of {main.path}"
-    if fw.name == "torch" and fw.version:
-        cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
-        variant = fw.variant or (cuda.label if cuda else None)
-        if variant:
-            archs = torch_arch_list(ctx.kb, fw.version, variant, platform_of(ctx))
-            if archs:
-                return archs[0], archs[1], f"kb: torch arch list {fw.version} {variant}"
-    return frozenset(), frozenset(), None
-
-
 def _retired_for_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, str | None]:
     """Without the build's arch list: a CUDA newer than the last toolkit that can target a GPU's
     architecture cannot hold code for it, whatever the build's own list says."""
-    cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
+    cuda = framework_cuda(fw)
     if cuda is None:
         return None, None
     for gpu in ctx.gpus:
@@ -165,7 +141,7 @@ def _retired_for_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, 
         last = CudaVersion.parse(str(row["last_cuda"])) if row and "last_cuda" in row else None
         if row and last and gpu.cc and cuda > last:
             reason = (
-                f"is built with CUDA {cuda.short}, which cannot compile for {gpu.name} "
+                f"is built with CUDA {cuda.short}, which cannot compile for {gpu.label} "
                 f"({row['name']}, sm_{gpu.cc.major}{gpu.cc.minor}; last supported by "
                 f"CUDA {last.short})"
             )
@@ -177,7 +153,7 @@ def _newer_than_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, s
     """Without the build's arch list: a GPU whose architecture came after the build's CUDA (an
     RTX 5090, sm_120 from CUDA 12.8, and a CUDA 12.4 build) gets no SASS from it; only PTX the
     driver JIT-compiles could serve it."""
-    cuda = CudaVersion.parse(fw.framework_cuda) if fw.framework_cuda else None
+    cuda = framework_cuda(fw)
     if cuda is None:
         return None, None
     for gpu in ctx.gpus:
@@ -185,7 +161,7 @@ def _newer_than_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, s
         first = CudaVersion.parse(str(row["first_cuda"])) if row and "first_cuda" in row else None
         if row and first and gpu.cc and (cuda.major, cuda.minor) < (first.major, first.minor):
             reason = (
-                f"is built with CUDA {cuda.short}, older than {gpu.name} ({row['name']}, "
+                f"is built with CUDA {cuda.short}, older than {gpu.label} ({row['name']}, "
                 f"sm_{gpu.cc.major}{gpu.cc.minor}, first supported by CUDA {first.short}): it has "
                 "no native code for it, only PTX (if the build carries any) could run there"
             )
@@ -196,15 +172,12 @@ def _newer_than_toolkit(ctx: Context, fw: FrameworkBuild) -> tuple[str | None, s
 def _arch_finding(
     ctx: Context, fw: FrameworkBuild, reason: str, where: str, severity: str = "error"
 ) -> Finding:
-    fix = None
-    if fw.name == "torch":
-        fix = _arch_torch_fix(ctx, fw)
     return Finding(
         rule="gpu-arch-unsupported",
         cause="gpu_arch_unsupported",
         severity=severity,
         layer=f"framework:{fw.name}",
-        title=f"{fw.name} {fw.version} {reason}",
+        title=f"{label(fw)} {reason}",
         why="A build runs on a GPU only if it holds SASS for the GPU's architecture (same major, "
         "equal or lower minor) or PTX that the driver can compile for it; otherwise kernels fail "
         'with "no kernel image is available for execution on the device".',
@@ -213,22 +186,22 @@ def _arch_finding(
             Evidence("compiled architectures", reason, where),
             *(Evidence("GPU", f"{g.name} (cc {g.cc or '?'})", g.source) for g in ctx.gpus),
         ),
-        fix=fix,
+        fix=_arch_fix(ctx, fw),
     )
 
 
-def _arch_torch_fix(ctx: Context, fw: FrameworkBuild) -> Fix | None:
+def _arch_fix(ctx: Context, fw: FrameworkBuild) -> Fix | None:
     """Another build of the installed release when one covers every GPU (2.8.0 cu126 for a
-    Pascal card under 2.8.0 cu128), else the newest release that does."""
-    base = release_of(fw.version)
-    same = planned_install(ctx, [f"torch=={base}"]) if base else None
+    Pascal card under 2.8.0 cu128; jax's CUDA 12 plugin for a V100), else the newest release
+    that does, as `gpuenv plan` chooses them."""
+    same = same_release_fix(ctx, fw)
     if same is not None and same.choice.build != fw.variant:
         return Fix(
             f"Install {same.summary}: the same release, built with code for this GPU.",
             same.commands,
             same.installer,
         )
-    newest = planned_install(ctx, ["torch"])
+    newest = newest_fix(ctx, fw)
     if newest is None:
         return None
     return Fix(

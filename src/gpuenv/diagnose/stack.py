@@ -110,7 +110,9 @@ def _python_layer(ctx: Context, findings: Sequence[Finding]) -> Layer:
     )
     where = f"{env.interpreter} (prefix {env.prefix})" if env.prefix else env.interpreter
     details = (where, *env.problems)
-    return Layer("Python env", "python", _verdict("python", findings, "ok"), summary, details)
+    # a document with problems and nothing read (Python 2) is not an environment that is fine
+    default = "unknown" if env.problems and not env.distributions else "ok"
+    return Layer("Python env", "python", _verdict("python", findings, default), summary, details)
 
 
 def _framework_layers(ctx: Context, findings: Sequence[Finding]) -> list[Layer]:
@@ -127,6 +129,8 @@ def _framework_layers(ctx: Context, findings: Sequence[Finding]) -> list[Layer]:
             build = "CPU-only build"
         else:
             build = "build unknown"
+        if fw.details.get("plugin"):
+            build += f" through {fw.details['plugin']}"
         cudnn = f", cuDNN {fw.cudnn_version}" if fw.cudnn_version else ""
         default = "unknown" if fw.is_gpu_build is None else "ok"
         layers.append(

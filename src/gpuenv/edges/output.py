@@ -27,7 +27,17 @@ from gpuenv.edges.files import describe_mode
 from gpuenv.errors import GpuenvError
 from gpuenv.render.jsontext import json_text
 
-__all__ = ["drop_stdout", "emit", "emit_json", "json_text", "say", "write_file", "write_tree"]
+__all__ = [
+    "drop_stdout",
+    "emit",
+    "emit_json",
+    "json_text",
+    "relay",
+    "remove_file",
+    "say",
+    "write_file",
+    "write_tree",
+]
 
 # What text output shows instead of a character the stream's encoding cannot carry
 ASCII_MARKS = {
@@ -138,6 +148,17 @@ def say(text: str) -> None:
         stream.flush()
 
 
+def relay(text: str) -> None:
+    """Pass a child's output on to stderr as it comes (an installer's progress), unchanged but
+    for what the stream's encoding cannot carry."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(encodable(text, getattr(stream, "encoding", None)))
+        stream.flush()
+
+
 def drop_stdout() -> None:
     """Point stdout at the null device, so later writes and the interpreter's last flush do not
     fail again."""
@@ -169,6 +190,29 @@ def write_file(path: Path | str, content: str | bytes, *, executable: bool = Fal
         mode |= 0o111
     _replace_atomically(target, data, mode)
     return target
+
+
+def remove_file(path: Path | str) -> bool:
+    """Remove the regular file at `path` (what gpuenv wrote there itself); False when nothing
+    was there. A link, a directory or anything else that is not a regular file is refused."""
+    target = Path(path)
+    existing = _lstat(target)
+    if existing is None:
+        return False
+    if not stat.S_ISREG(existing.st_mode):
+        raise GpuenvError(
+            "not-a-regular-file",
+            f"{target} is {describe_mode(existing.st_mode)}; gpuenv removes only regular files",
+        )
+    try:
+        os.unlink(target)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise GpuenvError(
+            "cannot-write", f"cannot remove {target}: {exc.strerror or exc}"
+        ) from None
+    return True
 
 
 def _lstat(path: Path) -> os.stat_result | None:

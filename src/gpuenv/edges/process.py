@@ -191,7 +191,9 @@ def _run(
         with _LOCK:
             _RUNNING.discard(proc)
     elapsed = time.monotonic() - start
-    stopped = outcome.stopped
+    # killed by stop_all while its pipes were closing: still an interrupted run, not an exit code
+    killed = proc.returncode is None or proc.returncode < 0
+    stopped = outcome.stopped or (_STOPPING.is_set() and killed and not outcome.timed_out)
     return CommandResult(
         args,
         None if (outcome.timed_out or stopped) else proc.returncode,
@@ -250,31 +252,50 @@ def _pump_posix(
         if proc.stdin is not None:
             os.set_blocking(proc.stdin.fileno(), False)
             selector.register(proc.stdin.fileno(), selectors.EVENT_WRITE, 0)
-        exited_at: float | None = None
-        last_data = time.monotonic()
+        watch = _Watch(proc, deadline, outcome)
         while selector.get_map():
-            now = time.monotonic()
-            if _STOPPING.is_set():
-                outcome.stopped = True
+            if watch.over():
                 return
-            if now >= deadline:
-                outcome.timed_out = not _exited(proc)
-                return
-            if exited_at is None and _exited(proc):
-                exited_at = now
-            if exited_at is not None and now - max(exited_at, last_data) > EXIT_GRACE_S:
-                return  # the child is gone; a descendant it left behind holds the pipe
-            for key, _events in selector.select(min(deadline - now, _POLL_S)):
+            for key, _events in selector.select(watch.wait()):
                 if key.data == 0:
                     pending = _feed(selector, proc, key.fd, pending)
                     continue
                 block = _read(key.fd)
                 if block:
-                    last_data = time.monotonic()
+                    watch.last_data = time.monotonic()
                     outcome.took(key.data, block)
                 elif block is not None:
                     selector.unregister(key.fd)
         _wait_exit(proc, deadline, outcome)
+
+
+class _Watch:
+    """When to stop reading: gpuenv interrupted, the deadline, or the child gone and its pipes
+    quiet for a moment (a descendant it left behind holds them)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], deadline: float, outcome: _Outcome) -> None:
+        self.proc = proc
+        self.deadline = deadline
+        self.outcome = outcome
+        self.exited_at: float | None = None
+        self.last_data = time.monotonic()
+
+    def over(self) -> bool:
+        now = time.monotonic()
+        if _STOPPING.is_set():
+            self.outcome.stopped = True
+            return True
+        if now >= self.deadline:
+            self.outcome.timed_out = not _exited(self.proc)
+            return True
+        if self.exited_at is None and _exited(self.proc):
+            self.exited_at = now
+        return self.exited_at is not None and now - max(self.exited_at, self.last_data) > (
+            EXIT_GRACE_S
+        )
+
+    def wait(self) -> float:
+        return max(min(self.deadline - time.monotonic(), _POLL_S), 0.0)
 
 
 def _feed(
@@ -357,18 +378,9 @@ def _pump_threads(  # pragma: no cover - Windows: pipes cannot be selected there
         workers.append(threading.Thread(target=_write_all, args=(proc.stdin, stdin), daemon=True))
     for worker in workers:
         worker.start()
-    exited_at: float | None = None
+    watch = _Watch(proc, deadline, outcome)
     while any(w.is_alive() for w in workers):
-        now = time.monotonic()
-        if _STOPPING.is_set():
-            outcome.stopped = True
-            return
-        if now >= deadline:
-            outcome.timed_out = not _exited(proc)
-            return
-        if exited_at is None and _exited(proc):
-            exited_at = now
-        if exited_at is not None and now - exited_at > EXIT_GRACE_S:
+        if watch.over():
             return
         for worker in workers:
             worker.join(_POLL_S / len(workers))

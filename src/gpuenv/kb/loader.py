@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from gpuenv.errors import GpuenvError
 from gpuenv.kb.schema import KB_SCHEMA_VERSION, TableSpec, check_row, check_source_id
@@ -20,6 +20,7 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
 
 DATA_DIR = Path(__file__).with_name("data")
 Row = Mapping[str, Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class KnowledgeBase:
     files: Mapping[str, KbFile]
     problems: tuple[str, ...] = ()
     _index: dict[tuple[str, str], tuple[Row, ...]] = field(default_factory=dict, repr=False)
+    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def rows(self, subject: str, table: str) -> tuple[Row, ...]:
         """Rows of one table; an absent subject or table gives () (unknown, not an error)."""
@@ -48,6 +50,13 @@ class KnowledgeBase:
             kb_file = self.files.get(subject)
             self._index[key] = kb_file.tables.get(table, ()) if kb_file else ()
         return self._index[key]
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """A value derived from this knowledge base (an index, a sorted list), computed once."""
+        if key not in self._derived:
+            self._derived[key] = compute()
+        value: T = self._derived[key]
+        return value
 
     def source(self, subject: str, source_id: str) -> Mapping[str, Any]:
         kb_file = self.files.get(subject)

@@ -69,24 +69,6 @@ def topics(kb: KnowledgeBase) -> list[str]:
 # -- rendering -------------------------------------------------------------------------------------
 
 
-def render_table(table: ShowTable) -> str:
-    """Plain text: the title, aligned columns, then the sources."""
-    cells = [[_cell(value) for value in row] for row in table.rows]
-    widths = [len(c) for c in table.columns]
-    for row in cells:
-        widths = [max(w, len(c)) for w, c in zip(widths, row)]
-    lines = [table.title, ""]
-    if not cells:
-        lines.append("(no rows)")
-    else:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(table.columns, widths)).rstrip())
-        lines.append("  ".join("-" * w for w in widths))
-        lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
-    if table.citations:
-        lines += ["", "Sources:"] + [f"  {c}" for c in table.citations]
-    return "\n".join(lines) + "\n"
-
-
 def table_to_json(table: ShowTable) -> dict[str, Any]:
     return {
         "title": table.title,
@@ -96,7 +78,8 @@ def table_to_json(table: ShowTable) -> dict[str, Any]:
     }
 
 
-def _cell(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """A value as one short line of a table."""
     if value is None:
         text = "-"
     elif isinstance(value, bool):
@@ -149,7 +132,7 @@ def _row_matches(row: Row, filters: Mapping[str, str], text: str | None) -> bool
             return False
     if text:
         needle = text.strip().casefold()
-        return any(needle in _cell(v).casefold() for k, v in row.items() if k not in _HIDDEN)
+        return any(needle in cell_text(v).casefold() for k, v in row.items() if k not in _HIDDEN)
     return True
 
 
@@ -251,7 +234,7 @@ def wheels_table(
     rows = wheel_rows(kb, packages, filters)
     keep = ("package", "version", "python", "platforms")
     columns = tuple(c for c in WHEEL_COLUMNS if c in keep or any(r.get(c) for r in rows))
-    values = tuple(tuple(_wheel_cell(r, c) for c in columns) for r in rows)
+    values = tuple(tuple(_wheelcell_text(r, c) for c in columns) for r in rows)
     what = ", ".join(packages) if packages else "all watched packages"
     title = f"wheels on the package index: {what}, {len(rows)} release(s)"
     title += "".join(f" [{k} {v}]" for k, v in sorted(filters.items()) if k in ("cuda", "python"))
@@ -260,7 +243,7 @@ def wheels_table(
     return ShowTable(title, columns, values, citations(kb, "wheels", rows))
 
 
-def _wheel_cell(row: Row, column: str) -> Any:
+def _wheelcell_text(row: Row, column: str) -> Any:
     return python_span(row.get("python_tags", [])) if column == "python" else row.get(column)
 
 
@@ -361,10 +344,11 @@ def _driver(kb: KnowledgeBase, filters: Mapping[str, str], text: str | None) -> 
         )
     os_name = q.normalise_os(filters.get("os", "")) or _guess_os(kb, driver)
     branch = q.driver_branch_row(kb, driver, os_name)
+    windows = q.windows_branch_row(kb, driver) if os_name == "windows" else None
     reported = q.driver_max_cuda(kb, driver, os_name)
     mvc = [r for r in kb.rows("cuda_driver", "mvc_minimum") if r.get("os") == os_name]
     under_mvc = [f"{r['cuda_major']}.x" for r in mvc if driver >= _driver_of(r["min_driver"])]
-    rows, cited = [], [r for r in (branch,) if r]
+    rows, cited = [], [r for r in (windows, branch) if r]
     for cuda in _cuda_minors(kb, filters.get("cuda")):
         support = q.driver_supports_cuda(kb, driver, cuda, os_name)
         native = q.toolkit_min_driver(kb, cuda, os_name)

@@ -35,7 +35,7 @@ def toml_key(key: str) -> str:
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else toml_value(key)
 
 
-def _toml_pair(key: str, value: Any) -> str:
+def toml_pair(key: str, value: Any) -> str:
     line = f"{toml_key(key)} = {toml_value(value)}"
     if len(line) <= 100 or not isinstance(value, (list, tuple)):
         return line
@@ -51,14 +51,14 @@ def toml_document(
 ) -> str:
     """A KB file: comment header, top-level scalars, [sources.<id>] tables, arrays of tables."""
     parts = [f"# {line}".rstrip() for line in header.splitlines()]
-    parts += [_toml_pair(key, value) for key, value in meta]
+    parts += [toml_pair(key, value) for key, value in meta]
     for source_id, source in sources.items():
         parts += ["", f"[sources.{toml_key(source_id)}]"]
-        parts += [_toml_pair(k, v) for k, v in source.items()]
+        parts += [toml_pair(k, v) for k, v in source.items()]
     for table, rows in tables.items():
         for row in rows:
             parts += ["", f"[[{toml_key(table)}]]"]
-            parts += [_toml_pair(k, v) for k, v in row.items() if v is not None]
+            parts += [toml_pair(k, v) for k, v in row.items() if v is not None]
     return "\n".join(parts) + "\n"
 
 

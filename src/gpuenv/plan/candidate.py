@@ -11,15 +11,17 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from gpuenv.errors import GpuenvError
+from gpuenv.kb.query.binaries import PtxNeed, ptx_needs
 from gpuenv.kb.query.cuda import (
     FIRST_MVC_MAJOR,
     MVC,
     NATIVE,
     coverage,
+    driver_jits_ptx,
     mvc_min_driver,
     toolkit_min_driver,
 )
-from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection
+from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection, SourceBuild
 from gpuenv.plan.request import Want
 from gpuenv.plan.target import GpuFloor, Target
 from gpuenv.plan.wheels import version_key
@@ -39,15 +41,22 @@ class Candidate:
     find_links: str | None = None
     sass: tuple[ComputeCapability, ...] | None = None  # None: unknown
     ptx: tuple[ComputeCapability, ...] = ()
+    ptx_cuda: CudaVersion | None = None  # the toolkit that built its PTX; None: its `cuda`
     min_cc: ComputeCapability | None = None  # lowest GPU it supports, when only that is known
     strict_arch: bool = False  # reject when the arch list is unknown (torch: lists are curated)
     python_tags: tuple[str, ...] | None = None  # "cp311", "py3", "cp39-abi3"; None: unknown
     python_range: tuple[str | None, str | None] = (None, None)  # ("3.9", "3.12") inclusive
     platforms: tuple[str, ...] | None = None  # None: unknown
     pins: tuple[str, ...] = ()
-    pins_known: bool = True
+    pins_known: bool = True  # the wheel's own pins were read (pins may then be empty)
+    # what the knowledge base's curated rows say it pins when its wheel's pins were not read
+    # ("nvidia-cudnn-cu13==9.24.0.43" from the torch release row); checked in their place
+    kb_pins: tuple[str, ...] = ()
     system_needs: tuple[str, ...] = ()
     conda: CondaSpec | None = None
+    url: str | None = None  # installed by its URL (a release asset)
+    exclusive_index: bool = False  # the default index has this version in another build
+    source_build: SourceBuild | None = None  # built from source on the target
     blocked: tuple[Rejection, ...] = ()  # rules its generator already knows it fails
     # packages pinned with it: (name, version, extras), e.g. ("jaxlib", "0.6.2", ())
     companions: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
@@ -63,6 +72,11 @@ class Candidate:
     @property
     def public(self) -> Version:
         return version_key(self.version.split("+")[0])
+
+    @property
+    def public_text(self) -> str:
+        """The version without its local label: '2.5.1' of '2.5.1+cu121'."""
+        return self.version.split("+")[0]
 
     def reject(self, rule: str, reason: str, needs: str | None = None) -> Rejection:
         return Rejection(self.framework, self.label, rule, reason, needs)
@@ -90,6 +104,8 @@ def judge(candidate: Candidate, target: Target, want: Want | None) -> tuple[Reje
     out.extend(_platform(candidate, target))
     out.extend(candidate.blocked)
     out.extend(_driver(candidate, target))
+    out.extend(_ptx_jit(candidate, target))
+    out.extend(_ceiling(candidate, target))
     out.extend(_arch(candidate, target))
     out.extend(_gpu_wanted(candidate, target))
     return tuple(out)
@@ -100,7 +116,7 @@ _SPECIFIC = ("cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x")
 
 
 def _constraint(candidate: Candidate, want: Want) -> list[Rejection]:
-    if want.name in _SPECIFIC and candidate.name != want.name:
+    if want.name in _SPECIFIC and candidate.name != want.name and not _same_cupy(candidate, want):
         return [candidate.reject("constraint", f"you asked for {want.name}")]
     spec = specifier_of(want)
     if not str(spec):
@@ -108,6 +124,14 @@ def _constraint(candidate: Candidate, want: Want) -> list[Rejection]:
     if spec.contains(candidate.version, prereleases=True):
         return []
     return [candidate.reject("constraint", f"outside your constraint {want.name}{spec}")]
+
+
+def _same_cupy(candidate: Candidate, want: Want) -> bool:
+    """conda-forge names CuPy `cupy` for every CUDA: its build for CUDA 12 is cupy-cuda12x."""
+    cuda = candidate.cuda
+    return (
+        candidate.conda is not None and cuda is not None and want.name == f"cupy-cuda{cuda.major}x"
+    )
 
 
 def _python(candidate: Candidate, target: Target) -> list[Rejection]:
@@ -198,6 +222,54 @@ def _gpu_floor_unmet(target: Target) -> GpuFloor | None:
     return floor if target.driver.branch < floor.driver.branch else None
 
 
+def ptx_reach(candidate: Candidate, target: Target) -> tuple[PtxNeed, ...]:
+    """The target's GPUs this build reaches only through PTX, with the toolkit of that PTX."""
+    if candidate.sass is None or not candidate.ptx:
+        return ()
+    return ptx_needs(
+        candidate.sass, candidate.ptx, candidate.ptx_cuda or candidate.cuda, target.ccs
+    )
+
+
+def _ptx_jit(candidate: Candidate, target: Target) -> list[Rejection]:
+    """PTX JIT-compiles only on a driver whose own CUDA is at least the PTX's toolkit; minor-
+    version compatibility does not cover it (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)."""
+    if target.jetson:
+        return []
+    for need in ptx_reach(candidate, target):
+        if jits_ptx(target, need.cuda) is not False:
+            continue
+        gpu = next((g for g in target.gpus if g.cc == need.gpu), None)
+        full = toolkit_min_driver(target.kb, need.cuda, target.driver_os)
+        have = target.driver_max_cuda.short if target.driver_max_cuda else "an older CUDA"
+        reason = (
+            f"reaches {gpu.label if gpu else 'the GPU'} (sm_{need.gpu.major}{need.gpu.minor}) "
+            f"only through PTX (compute_{need.ptx.major}{need.ptx.minor}) built with CUDA "
+            f"{need.cuda.short}; driver {target.driver} supports CUDA {have}, and minor-version "
+            "compatibility does not cover PTX"
+        )
+        return [candidate.reject("driver", reason, str(full) if full else "")]
+    return []
+
+
+def jits_ptx(target: Target, cuda: CudaVersion) -> bool | None:
+    """Can the target's driver JIT PTX built with `cuda`? None when the driver is unknown."""
+    if target.driver_max_cuda is not None:
+        return driver_jits_ptx(target.driver_max_cuda, cuda)
+    support = target.driver_support(cuda)
+    if support is None or support.ok is None:
+        return None
+    return support.how == NATIVE
+
+
+def _ceiling(candidate: Candidate, target: Target) -> list[Rejection]:
+    """A GPU the driver's branch no longer drives: no GPU build runs on it."""
+    ceiling = target.ceiling
+    if ceiling is None or (candidate.cuda is None and candidate.build != "jetson"):
+        return []
+    return [candidate.reject("driver", ceiling.reason, f"R{ceiling.last_branch}")]
+
+
 def _arch(candidate: Candidate, target: Target) -> list[Rejection]:
     if candidate.cuda is None or not target.wants_gpu:
         return []
@@ -267,6 +339,20 @@ def min_driver_for(target: Target, cuda: CudaVersion) -> str | None:
     return str(found) if found else None
 
 
+def _ptx_cuda(candidate: Candidate) -> str | None:
+    cuda = candidate.ptx_cuda or candidate.cuda
+    return cuda.short if candidate.ptx and cuda else None
+
+
+def _with_ptx_driver(candidate: Candidate, target: Target, min_driver: str | None) -> str | None:
+    """A GPU reached only through PTX needs the driver of the PTX's own CUDA release."""
+    found = [DriverVersion.parse(min_driver)] if min_driver else []
+    for need in ptx_reach(candidate, target):
+        found.append(toolkit_min_driver(target.kb, need.cuda, target.driver_os))
+    known = [d for d in found if d is not None]
+    return str(max(known)) if known else min_driver
+
+
 def to_choice(
     candidate: Candidate, target: Target, rejected: tuple[Rejection, ...]
 ) -> PackageChoice:
@@ -275,6 +361,7 @@ def to_choice(
     floor = target.gpu_floor
     if min_driver and floor and floor.driver > (DriverVersion.parse(min_driver) or floor.driver):
         min_driver = str(floor.driver)  # an older driver does not know the GPU
+    min_driver = _with_ptx_driver(candidate, target, min_driver)
     return PackageChoice(
         name=candidate.name,
         version=candidate.version,
@@ -289,9 +376,13 @@ def to_choice(
         driver_how=support.how if support else None,
         sass=tuple(c.sm for c in candidate.sass or ()),
         ptx=tuple(f"compute_{c.major}{c.minor}{c.suffix}" for c in candidate.ptx),
+        ptx_cuda=_ptx_cuda(candidate),
         pins=candidate.pins,
         system_needs=candidate.system_needs,
         conda=candidate.conda,
+        url=candidate.url,
+        exclusive_index=candidate.exclusive_index,
+        source_build=candidate.source_build,
         why=candidate.why,
         notes=candidate.notes,
         rejected=rejected,

@@ -83,6 +83,10 @@ def _change(target: Target, label: str, rule: str, rejection: Rejection) -> Smal
         return SmallestChange(
             "constraint", f"loosen your version constraint {then}", None, (label,)
         )
+    if rule == "driver" and rejection.needs and rejection.needs.startswith("R"):
+        branch = rejection.needs[1:]
+        text = f"install a driver of the {rejection.needs} branch, the last that drives the GPU"
+        return SmallestChange("driver", f"{text} {then}", branch, (label,))
     if rule == "driver" and rejection.needs:
         return SmallestChange(
             "driver", f"upgrade the driver to ≥ {rejection.needs} {then}", rejection.needs, (label,)

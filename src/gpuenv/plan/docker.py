@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gpuenv.errors import GpuenvError
 from gpuenv.kb import Row
-from gpuenv.kb.query.containers import image_tag, parse_require_cuda
+from gpuenv.kb.query.containers import image_cudnn, image_tag, parse_require_cuda
 from gpuenv.plan.model import Container, EnvPlan, PackageChoice, Rejection
 from gpuenv.plan.target import Target, python_tuple
 from gpuenv.versions import CudaVersion
@@ -139,7 +139,7 @@ def finish_container(target: Target, choice: ImageChoice, envs: Sequence[EnvPlan
                 + " needs: install them in the image yourself"
             )
     os_tag = "ubuntu" + _dotted(choice.distro)
-    tag = image_tag(target.kb, str(cuda), "base", os_tag) if flavor == "base" else None
+    tag = image_tag(target.kb, str(cuda), flavor, os_tag)
     image = f"{IMAGE}:{tag}" if tag else f"{IMAGE}:{cuda}-{flavor}-{os_tag}"
     return Container(
         image=image,
@@ -161,15 +161,21 @@ def _system_image(
     arch = _ARCH.get(target.platform, "x86_64")
     for row in _image_rows(target, arch):
         cuda = CudaVersion.parse(str(row["cuda"]))
-        cudnn = _image_cudnn(cuda) if cuda else None
-        if cuda is None or cudnn is None or distro not in [str(d) for d in row["distros"]]:
+        found = image_cudnn(target.kb, str(row["cuda"]), arch, distro) if cuda else None
+        major = _major(found[0]) if found else None
+        if cuda is None or major is None or distro not in [str(d) for d in row["distros"]]:
             continue
         if _refused(target, str(row["require_cuda"]), cuda) or not all(
-            _serves(cuda, cudnn[0], p) for p in needs
+            _serves(cuda, major, p) for p in needs
         ):
             continue
-        return cuda, str(row["require_cuda"]), f"{cudnn[1]}-runtime"
+        return cuda, str(row["require_cuda"]), "cudnn-runtime"
     return None
+
+
+def _major(version: str) -> int | None:
+    head = version.split(".")[0]
+    return int(head) if head.isdigit() else None
 
 
 def _serves(cuda: CudaVersion, cudnn_major: int, package: PackageChoice) -> bool:
@@ -177,20 +183,6 @@ def _serves(cuda: CudaVersion, cudnn_major: int, package: PackageChoice) -> bool
     if wanted is None or cuda.major != wanted.major or cuda.minor < wanted.minor:
         return False
     return not package.cudnn or package.cudnn.split(".")[0] == str(cudnn_major)
-
-
-def _image_cudnn(cuda: CudaVersion) -> tuple[int, str] | None:
-    """The cuDNN major of NVIDIA's cuDNN images of a CUDA release and how their tags name it
-    (the image repository's doc/supported-tags.md): up to 12.2 'cudnn8' (cuDNN 8), 12.3
-    'cudnn9', from 12.4.1 plain 'cudnn' (cuDNN 9); 12.4.0 and 12.5 have no cuDNN images."""
-    release = (cuda.major, cuda.minor)
-    if release <= (12, 2):
-        return 8, "cudnn8"
-    if release == (12, 3):
-        return 9, "cudnn9"
-    if release == (12, 5) or (release == (12, 4) and not cuda.patch):
-        return None
-    return 9, "cudnn"
 
 
 def with_python_note(container: Container, wanted: str | None) -> tuple[str, ...]:

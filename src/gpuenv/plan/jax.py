@@ -8,7 +8,7 @@ from gpuenv.kb import Row
 from gpuenv.kb.query.frameworks import jax_rows
 from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate, variant_rank
-from gpuenv.plan.floors import toolkit_floor
+from gpuenv.plan.floors import cudnn_family, cudnn_pins, toolkit_floor, with_build_code
 from gpuenv.plan.target import Target
 from gpuenv.versions import ComputeCapability, CudaVersion
 
@@ -70,9 +70,11 @@ def _gpu_build(target: Target, version: str, row: Row) -> Candidate | None:
         platforms=wheels.platforms(plugin),
         pins=wheels.pins(plugin),
         pins_known=bool(plugin.get("pins")),
+        kb_pins=cudnn_pins(target, cuda, cudnn_family(row.get("cudnn_min"))),
         companions=_companions(target, version, plugin_name),
         why=f"jax {version} with the CUDA {major} plugin (CUDA ≥ {row['cuda_min']})",
     )
+    candidate = with_build_code(candidate, target, [plugin_name, f"jax-cuda{major}-pjrt"])
     if target.os == "windows":
         return candidate.blocked_by(
             "windows", "JAX has no CUDA build for native Windows; it runs on the GPU under WSL2"

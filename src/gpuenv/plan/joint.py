@@ -96,24 +96,39 @@ def _ahead_ok(search: _Search, chosen: Mapping[str, Candidate], start: int) -> b
 
 
 def pair_conflict(a: Candidate, b: Candidate) -> str | None:
-    """Why `a` cannot share an environment with `b`, or None (the text speaks of `a`)."""
+    """Why `a` cannot share an environment with `b`, or None (the text speaks of `a`).
+
+    An unknown pin is not a conflict: the pins checked are the wheel's own, else those the
+    curated rows imply (a torch release's cuDNN, a JAX range's cuDNN floor); what neither knows
+    is left to the installer's resolver, and the plan says so (`unchecked`)."""
     if a.cuda is not None and b.cuda is not None and a.cuda.major != b.cuda.major:
         return (
             f"built for CUDA {a.cuda.major} while {b.label} is built for CUDA {b.cuda.major}; "
             "one environment loads one CUDA major's cuDNN and cuBLAS"
         )
-    if a.cuda is not None and b.cuda is not None and _brings_libs(a) and _brings_libs(b):
-        if not a.pins_known:
-            return (
-                "the NVIDIA library wheels it pins are not in the knowledge base, so they cannot "
-                f"be checked against those of {b.label}"
-            )
-        if not b.pins_known:
-            return (
-                f"the NVIDIA library wheels {b.label} pins are not in the knowledge base, so "
-                "they cannot be checked against its own"
-            )
     return _pin_conflict(a, b)
+
+
+def checked_pins(candidate: Candidate) -> tuple[str, ...]:
+    """The NVIDIA library pins the joint check uses: the wheel's, else the curated rows'."""
+    return candidate.pins if candidate.pins_known else candidate.kb_pins
+
+
+def unchecked(a: Candidate, b: Candidate) -> str | None:
+    """A pair that shares NVIDIA library wheels whose pins are not all known: a note, since
+    the installer resolves them (and fails loudly rather than silently if they clash)."""
+    if a.cuda is None or b.cuda is None or not (_brings_libs(a) and _brings_libs(b)):
+        return None
+    unknown = [c for c in (a, b) if not c.pins_known]
+    if not unknown:
+        return None
+    partly = [c.label for c in unknown if c.kb_pins]
+    names = " and ".join(c.label for c in unknown)
+    known = f" (its cuDNN is known from the release rows: {', '.join(partly)})" if partly else ""
+    return (
+        f"{a.label} and {b.label} share NVIDIA library wheels; the pins of {names} are not in "
+        f"the knowledge base{known}, so the installer settles the rest"
+    )
 
 
 def _brings_libs(candidate: Candidate) -> bool:
@@ -122,8 +137,8 @@ def _brings_libs(candidate: Candidate) -> bool:
 
 
 def _pin_conflict(a: Candidate, b: Candidate) -> str | None:
-    mine = parsed_pins(a.pins)
-    theirs = parsed_pins(b.pins)
+    mine = parsed_pins(checked_pins(a))
+    theirs = parsed_pins(checked_pins(b))
     for name in sorted(set(mine) & set(theirs)):
         if not satisfiable((mine[name], theirs[name])):
             return f"pins {name}{mine[name]} while {b.label} needs {name}{theirs[name]}"

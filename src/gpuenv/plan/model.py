@@ -62,6 +62,27 @@ class CondaSpec:
 
 
 @dataclass(frozen=True)
+class SourceBuild:
+    """How to build a package from source when no prebuilt wheel fits: the exact command, the
+    nvcc it needs and the variables that choose what is built."""
+
+    command: str  # "pip install flash-attn==2.8.3.post1 --no-build-isolation"
+    env: tuple[tuple[str, str], ...]  # (("TORCH_CUDA_ARCH_LIST", "9.0"), ("MAX_JOBS", "4"))
+    nvcc: str  # the CUDA toolkit release it must be built with: "12.8"
+    nvcc_match: str  # "minor": exactly that major.minor; "major": that major, minor advised
+    toolkit: str | None = None  # the machine's matching toolkit, when the snapshot has one
+    toolkits_known: bool = True  # False for a declared target: its toolkits were not probed
+    clone: str | None = None  # a repository to clone and build in (apex)
+    why: str = ""  # why a source build: "no prebuilt flash-attn wheel for torch 2.13"
+
+    @property
+    def line(self) -> str:
+        """The command with its variables set (POSIX shell)."""
+        env = " ".join(f"{k}={v}" for k, v in self.env)
+        return f"{env} {self.command}".strip()
+
+
+@dataclass(frozen=True)
 class PackageChoice:
     """A package pinned for one environment, where it comes from and why."""
 
@@ -78,9 +99,14 @@ class PackageChoice:
     driver_how: str | None = None  # "native" | "minor-version-compat" for the target's driver
     sass: tuple[str, ...] = ()  # GPU code in the build, when known ("sm_80")
     ptx: tuple[str, ...] = ()
+    ptx_cuda: str | None = None  # the CUDA that built its PTX: JIT needs a driver of at least it
     pins: tuple[str, ...] = ()  # nvidia-*/cuda-toolkit requirements the wheel pins
     system_needs: tuple[str, ...] = ()  # "CUDA 11.2 and cuDNN 8.1 installed on the system"
     conda: CondaSpec | None = None
+    url: str | None = None  # a wheel installed by its URL (flash-attn's release assets)
+    # the index holds this exact version in another build: install it from index_url alone
+    exclusive_index: bool = False
+    source_build: SourceBuild | None = None  # no prebuilt wheel fits: build it like this
     companion_of: str | None = None  # "torch" for torchvision; "jax" for jaxlib and the plugin
     why: str = ""
     notes: tuple[str, ...] = ()
@@ -88,8 +114,13 @@ class PackageChoice:
 
     @property
     def requirement(self) -> str:
-        """The PEP 508 line that pins exactly this version: 'tensorflow[and-cuda]==2.18.1'."""
+        """The PEP 508 line that pins exactly this version: 'tensorflow[and-cuda]==2.18.1', or
+        the wheel's URL: 'flash-attn @ https://.../flash_attn-2.8.3+cu12torch2.8...whl'."""
         extras = f"[{','.join(self.extras)}]" if self.extras else ""
+        if self.url:
+            return f"{self.name}{extras} @ {self.url}"
+        if not self.version:  # built from a checkout (apex): no release to pin
+            return f"{self.name}{extras}"
         return f"{self.name}{extras}=={self.version}"
 
     @property
@@ -134,6 +165,23 @@ class Unplaced:
 
     package: str
     rejected: tuple[Rejection, ...]
+
+
+@dataclass(frozen=True)
+class Tradeoff:
+    """What a package gave up to share its environment: the build it gets on its own, the one
+    it got, and the other package whose constraint cost it."""
+
+    package: str  # "torch"
+    alone: str  # "torch 2.14.1 cu130": what it gets when planned on its own
+    chosen: str  # "torch 2.14.1 cu126"
+    cost: str  # "the CUDA 12.6 build instead of CUDA 13.0"
+    because: str  # why the alone build could not stay, in the words of the joint rule
+    by: str  # the package whose constraint cost it: "tensorflow"
+
+    @property
+    def text(self) -> str:
+        return f"{self.package}: {self.cost}, because {self.because}"
 
 
 @dataclass(frozen=True)
@@ -197,6 +245,7 @@ class Plan:
     envs: tuple[EnvPlan, ...] = ()
     unplaced: tuple[Unplaced, ...] = ()
     changes: tuple[SmallestChange, ...] = ()
+    tradeoffs: tuple[Tradeoff, ...] = ()  # what packages gave up to share an env, worst first
     container: Container | None = None
     djl: DjlPlan | None = None
     notes: tuple[str, ...] = ()

@@ -79,11 +79,24 @@ def _build_notes(plan: Plan, target: Target) -> list[str]:
                 f"{package.name} {package.version} is built for CUDA {package.cuda}, newer than "
                 f"the {target.driver_max_cuda or '?'} the driver reports: it runs under "
                 "minor-version compatibility (PTX JIT and the newest features need a driver of "
-                "its own CUDA release)."
+                "its own CUDA release)." + _unknown_code(package.sass, target)
             )
         out += _ptx_notes(package.name, package.version, package.sass, package.ptx, target)
         out += [f"{package.name}: needs {need}" for need in package.system_needs]
     return out
+
+
+def _unknown_code(sass: tuple[str, ...], target: Target) -> str:
+    """Under minor-version compatibility a GPU reached only through PTX does not run: say so
+    when the build's GPU code is not known, so that it could not be checked."""
+    names = ", ".join(dict.fromkeys(g.label for g in target.gpus))
+    if sass or not names:
+        return ""
+    return (
+        f" Its GPU code is not in the knowledge base: if it reaches {names} only through PTX, "
+        "this driver cannot JIT-compile it (`gpuenv doctor` on the machine reads the installed "
+        "libraries)."
+    )
 
 
 def _ptx_notes(

@@ -12,7 +12,7 @@ from gpuenv.kb import Row
 from gpuenv.kb.query.frameworks import onnxruntime_release
 from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate, variant_rank
-from gpuenv.plan.floors import toolkit_floor
+from gpuenv.plan.floors import toolkit_floor, with_build_code
 from gpuenv.plan.target import Target
 from gpuenv.versions import CudaVersion
 
@@ -47,7 +47,7 @@ def _cupy(target: Target, row: Row, wheel: Row) -> Candidate:
     cuda = CudaVersion.parse(str(row["cuda_min"]))
     major = int(row["cuda_major"])
     pins = wheels.pins(wheel)
-    return Candidate(
+    candidate = Candidate(
         framework="cupy",
         name=str(row["package"]),
         version=str(wheel["version"]),
@@ -66,6 +66,7 @@ def _cupy(target: Target, row: Row, wheel: Row) -> Candidate:
         ),
         why=f"{row['package']} {wheel['version']}: CuPy for CUDA {major}.x",
     )
+    return with_build_code(candidate, target, [candidate.name])
 
 
 def onnxruntime_candidates(target: Target) -> list[Candidate]:
@@ -111,7 +112,7 @@ def _ort_gpu(target: Target, version: str, row: Row | None, wheel: Row) -> Candi
     )
     if cuda is None:
         return candidate.blocked_by("unknown", "its CUDA build is not in the knowledge base")
-    return candidate
+    return with_build_code(candidate, target, ["onnxruntime-gpu"])
 
 
 def _ort_cuda(row: Row | None) -> CudaVersion | None:

@@ -45,6 +45,14 @@ FRAMEWORKS = {
     "onnxruntime-gpu": "onnxruntime",
     "djl": "djl",
     "qupath": "djl",
+    # compiled torch extensions: planned against the torch chosen with them
+    "flash-attn": "flash-attn",
+    "xformers": "xformers",
+    "torch-scatter": "torch-scatter",
+    "torch-sparse": "torch-sparse",
+    "mmcv": "mmcv",
+    "mmcv-full": "mmcv",
+    "apex": "apex",
 }
 # pip options that choose indexes or sources: gpuenv chooses those itself.
 _SOURCE_OPTIONS = (

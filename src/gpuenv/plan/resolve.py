@@ -20,22 +20,26 @@ from gpuenv.kb import KnowledgeBase
 from gpuenv.plan import joint
 from gpuenv.plan.candidate import Candidate, judge, to_choice
 from gpuenv.plan.changes import smallest_changes
+from gpuenv.plan.extensions import EXTENSIONS, extension_notes
 from gpuenv.plan.model import (
     CONDA_LIKE,
     FITS,
     INSTALLERS,
     NO_FIT,
     SPLIT,
+    CondaSpec,
     EnvPlan,
     PackageChoice,
     Plan,
     Rejection,
+    Tradeoff,
     Unplaced,
 )
 from gpuenv.plan.notes import plan_min_driver, plan_notes
 from gpuenv.plan.request import Request, Want
 from gpuenv.plan.sources import DEPENDENTS, candidates_for
 from gpuenv.plan.target import Target, read_target
+from gpuenv.plan.tradeoffs import tradeoffs, unchecked_notes
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,11 @@ def make_plan(
         for f, w in wanted.items()
         if f not in DEPENDENTS
     }
-    envs, unplaced = _place(target, wanted, judged)
+    placed = _place(target, wanted, judged)
+    if any(u.package in EXTENSIONS for u in placed[1]):
+        # no prebuilt wheel of an extension fits any torch allowed: plan its build from source
+        placed = _with_source_builds(target, wanted, judged)
+    envs, unplaced, costs, unchecked = placed
     envs = tuple(replace(env, carried=request.carried) for env in envs)
     plan = Plan(
         wants=tuple(w.raw or w.name for w in request.wants),
@@ -74,11 +82,12 @@ def make_plan(
         envs=envs,
         unplaced=unplaced,
         changes=tuple(c for u in unplaced for c in smallest_changes(target, u.package, u.rejected)),
+        tradeoffs=costs,
         conda_override_cuda=_override(target, installer, envs),
     )
     plan = replace(plan, min_driver=plan_min_driver(plan))
     plan = _with_djl(plan, target, wants)
-    notes = plan_notes(plan, target, request)
+    notes = (*plan_notes(plan, target, request), *unchecked, *extension_notes(plan))
     if image is not None:
         from gpuenv.plan.docker import finish_container, with_python_note
 
@@ -86,6 +95,27 @@ def make_plan(
         plan = replace(plan, container=container)
         notes = (*with_python_note(container, asked_python), *notes)
     return replace(plan, notes=notes)
+
+
+def _with_source_builds(
+    target: Target, wanted: Mapping[str, Want], judged: Mapping[str, _Judged]
+) -> tuple[tuple[EnvPlan, ...], tuple[Unplaced, ...], tuple[Tradeoff, ...], tuple[str, ...]]:
+    built = replace(target, source_builds=True)
+    envs, unplaced, costs, unchecked = _place(built, wanted, judged)
+    torch = judged.get("torch")
+    first = {"torch": torch.fitting[0]} if torch and torch.fitting else None
+    out = []
+    for lost in unplaced:
+        if lost.package in EXTENSIONS and first is not None:
+            # say why the extension itself does not fit (its GPUs, its platform), not only that
+            # nothing paired with torch
+            own = _judge_all(
+                DEPENDENTS[lost.package](built, first), built, wanted.get(lost.package)
+            )
+            reasons = tuple(r for rs in own.rejected.values() for r in rs)
+            lost = Unplaced(lost.package, reasons or lost.rejected)
+        out.append(lost)
+    return envs, tuple(out), costs, unchecked
 
 
 def _with_djl(plan: Plan, target: Target, wants: Sequence[Want]) -> Plan:
@@ -106,8 +136,10 @@ def effective_wants(request: Request, target: Target) -> tuple[Want, ...]:
     """The wants whose markers hold on the target, with torch added for its companions."""
     wants = [w for w in request.wants if _marker_holds(w, target)]
     frameworks = {w.framework for w in wants}
-    if frameworks & set(DEPENDENTS) and "torch" not in frameworks:
-        wants.insert(0, Want("torch", "torch", raw="torch", origin="implied by torchvision"))
+    needing = sorted(frameworks & set(DEPENDENTS))
+    if needing and "torch" not in frameworks:
+        origin = f"implied by {', '.join(needing)}"
+        wants.insert(0, Want("torch", "torch", raw="torch", origin=origin))
     return tuple(wants)
 
 
@@ -156,17 +188,19 @@ def _judge_all(candidates: Sequence[Candidate], target: Target, want: Want | Non
 
 def _place(
     target: Target, wanted: Mapping[str, Want], judged: Mapping[str, _Judged]
-) -> tuple[tuple[EnvPlan, ...], tuple[Unplaced, ...]]:
+) -> tuple[tuple[EnvPlan, ...], tuple[Unplaced, ...], tuple[Tradeoff, ...], tuple[str, ...]]:
     unplaced = [f for f, j in judged.items() if not j.fitting]
     order = [f for f in wanted if f not in unplaced and (f in judged or _parent_placed(f, judged))]
     order = [f for f in order if f not in DEPENDENTS or "torch" in order]
     dependent = {f: partial(_dependent_options, target, f, wanted.get(f)) for f in DEPENDENTS}
-    groups = _split(order, {f: j.fitting for f, j in judged.items()}, dependent)
+    fitting = {f: j.fitting for f, j in judged.items()}
+    groups = _split(order, fitting, dependent)
     envs = tuple(_env(target, wanted, judged, chosen, len(groups) > 1) for chosen in groups)
     lost = [_unplaced(f, judged[f]) for f in unplaced]
     lost += [Unplaced(f, ()) for f in wanted if f in DEPENDENTS and "torch" in unplaced]
     lost += _unpaired(order, groups)
-    return envs, tuple(lost)
+    costs = tradeoffs(groups, fitting, dependent)
+    return envs, tuple(lost), costs, unchecked_notes(groups)
 
 
 def _parent_placed(framework: str, judged: Mapping[str, _Judged]) -> bool:
@@ -314,7 +348,11 @@ def _expanded(candidate: Candidate, target: Target) -> list[PackageChoice]:
     """Packages installed with a candidate at exact versions (jaxlib and the CUDA plugin)."""
     out = []
     for name, version, extras in candidate.companions:
-        extra = replace(candidate, name=name, version=version, extras=extras, companions=())
+        # a conda-forge companion (jax beside jaxlib) is its own package, without a build string
+        conda = CondaSpec(name, version, None) if candidate.conda else None
+        extra = replace(
+            candidate, name=name, version=version, extras=extras, companions=(), conda=conda
+        )
         choice = to_choice(extra, target, ())
         why = f"installed with {candidate.label}"
         out.append(replace(choice, why=why, companion_of=candidate.framework))

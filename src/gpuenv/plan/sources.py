@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from gpuenv.plan.candidate import Candidate
+from gpuenv.plan.extensions import EXTENSIONS
 from gpuenv.plan.model import CONDA_LIKE
 from gpuenv.plan.target import Target
 
@@ -29,18 +30,29 @@ def _companion(name: str, target: Target, chosen: Mapping[str, Candidate]) -> Se
     return companion_candidates(target, name, chosen)
 
 
+def _extension(name: str, target: Target, chosen: Mapping[str, Candidate]) -> Sequence[Candidate]:
+    from gpuenv.plan.extensions import extension_candidates
+
+    return extension_candidates(target, name, chosen)
+
+
 # Frameworks whose candidates depend on the torch picked before them.
 DEPENDENTS: Mapping[str, DependentGenerator] = {
     "torchvision": partial(_companion, "torchvision"),
     "torchaudio": partial(_companion, "torchaudio"),
+    **{name: partial(_extension, name) for name in EXTENSIONS},
 }
 
 
 def candidates_for(framework: str, target: Target, installer: str) -> list[Candidate]:
     if installer in CONDA_LIKE:
-        from gpuenv.plan.conda import conda_candidates
+        from gpuenv.plan.conda import FORGE_PACKAGES, conda_candidates
 
         builds = conda_candidates(target, framework)
+        if builds is not None and framework in FORGE_PACKAGES:
+            # conda-forge's builds first; the package index's wheels (a pip section) only where
+            # none of them fits (a Python or a driver conda-forge does not build for)
+            return [*builds, *wheel_candidates(framework, target)]
         if builds is not None:
             return builds
     return wheel_candidates(framework, target)

@@ -8,6 +8,14 @@ from dataclasses import dataclass, field, replace
 
 from gpuenv.diagnose.choose import platform_of
 from gpuenv.diagnose.context import Context, Gpu, build_context
+from gpuenv.diagnose.limits import (
+    Ceiling,
+    branch_example,
+    driver_ceilings,
+    jetpacks_for,
+    jetson_gpus,
+)
+from gpuenv.errors import GpuenvError
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase, Row
 from gpuenv.kb.query.cuda import (
@@ -44,6 +52,10 @@ class Target:
     wants_gpu: bool  # plan GPU builds: a GPU or a driver is known (and not macOS)
     # the lowest driver every target GPU's architecture needs, and why (None: no GPU needs one)
     gpu_floor: GpuFloor | None = None
+    # a GPU the driver's branch no longer drives (a probed machine; declared ones are refused)
+    ceiling: Ceiling | None = None
+    # plan builds from source for extensions no prebuilt wheel serves (a second pass)
+    source_builds: bool = False
     _driver_cache: dict[tuple[int, int], DriverSupport] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -101,7 +113,7 @@ class Target:
             python=self.python_text,
             driver=str(self.driver) if self.driver else None,
             driver_max_cuda=self.driver_max_cuda.short if self.driver_max_cuda else None,
-            gpus=tuple(f"{g.name} ({g.cc or '?'})" for g in self.gpus),
+            gpus=tuple(_shown(g.name, g.cc) for g in self.gpus),
             jetpack=str(self.jetpack["jetpack"]) if self.jetpack else None,
             wsl=self.ctx.wsl,
             origin=snapshot.origin,
@@ -114,6 +126,8 @@ def read_target(snapshot: Snapshot, kb: KnowledgeBase) -> Target:
     platform = platform_of(ctx)
     jetpack = _jetpack(ctx)
     gpus = ctx.gpus or ctx.pci_only_gpus
+    _check_jetson(ctx, gpus, jetpack)
+    ceiling = None if ctx.jetson else _ceiling(ctx, gpus)
     if jetpack is not None and not any(g.cc for g in gpus):
         gpus = _jetson_gpus(jetpack)
     wants_gpu = platform != "macos-arm64" and bool(gpus or ctx.driver or jetpack)
@@ -121,7 +135,92 @@ def read_target(snapshot: Snapshot, kb: KnowledgeBase) -> Target:
     if jetpack is not None:
         platform = "linux-aarch64"
     floor = None if jetpack is not None else _gpu_floor(ctx, gpus, platform)
-    return Target(ctx, platform, python, gpus, jetpack, wants_gpu, floor)
+    return Target(ctx, platform, python, gpus, jetpack, wants_gpu, floor, ceiling)
+
+
+def _check_jetson(ctx: Context, gpus: tuple[Gpu, ...], jetpack: Row | None) -> None:
+    """A Jetson module implies Jetson: plan NVIDIA's JetPack builds, never the generic aarch64
+    wheel. Which JetPack runs on it decides the build, so an unknown one stops the plan."""
+    modules = jetson_gpus(gpus)
+    if jetpack is None and ctx.jetson:
+        raise _jetpack_unknown(ctx, modules)
+    if jetpack is None:
+        return
+    listed = {ComputeCapability.parse(str(t)) for t in jetpack.get("device_ccs", ())}
+    for gpu in modules:
+        if gpu.cc is not None and gpu.cc not in listed:
+            supported = ", ".join(jetpacks_for(ctx.kb, gpu.cc)) or "none in the knowledge base"
+            raise GpuenvError(
+                "impossible-machine",
+                f"{_gpu_flag(ctx, gpu)} and --jetpack {jetpack['jetpack']} cannot be one machine: "
+                f"JetPack {jetpack['jetpack']} does not run on {gpu.name} (compute capability "
+                f"{gpu.cc})",
+                hints=(f"JetPack releases for {gpu.name}: {supported}",),
+            )
+
+
+def _jetpack_unknown(ctx: Context, modules: tuple[Gpu, ...]) -> GpuenvError:
+    jetson = ctx.snapshot.host.jetson.value
+    l4t = jetson.l4t_release if jetson else None
+    gpu = modules[0] if modules else None
+    what = _gpu_flag(ctx, gpu) if gpu else "this Jetson"
+    why = (
+        f"its Jetson Linux (L4T) release {l4t} is not in the knowledge base"
+        if l4t
+        else "nothing says which JetPack release it runs"
+    )
+    releases = jetpacks_for(ctx.kb, gpu.cc if gpu else None)
+    hints = [
+        "give --jetpack X.Y: "
+        + (
+            f"the JetPack releases for {gpu.name if gpu else 'it'}: {', '.join(releases)}"
+            if releases
+            else "`gpuenv kb show jetson` lists the releases gpuenv knows"
+        )
+    ]
+    hints.append("on the Jetson itself, gpuenv reads the L4T release from /etc/nv_tegra_release")
+    return GpuenvError(
+        "jetpack-unknown",
+        f"{what} is a Jetson module: the generic aarch64 wheels have no code for its GPU, "
+        f"and the Jetson build depends on the JetPack release, but {why}",
+        hints=tuple(hints),
+    )
+
+
+def _ceiling(ctx: Context, gpus: tuple[Gpu, ...]) -> Ceiling | None:
+    """A GPU beyond its architecture's last driver branch: with a declared GPU or driver there
+    is no such machine (an error naming both); on a probed one, no GPU build can run."""
+    found = driver_ceilings(ctx, gpus)
+    if not found:
+        return None
+    first = found[0]
+    if WHAT_IF in (first.gpu.source, ctx.driver_source):
+        example = branch_example(ctx.kb, first.last_branch)
+        driver = (
+            f"--driver {ctx.driver}"
+            if ctx.driver_source == WHAT_IF
+            else f"this machine's driver {ctx.driver}"
+        )
+        raise GpuenvError(
+            "impossible-machine",
+            f"{_gpu_flag(ctx, first.gpu)} and {driver} cannot be one machine: {first.reason}",
+            hints=(
+                f"plan for a driver of the R{first.last_branch} branch"
+                + (f" (--driver {example})" if example else ""),
+                f"or for a GPU that driver R{first.driver_branch} supports",
+            ),
+        )
+    return first
+
+
+def _gpu_flag(ctx: Context, gpu: Gpu) -> str:
+    """How the user named a GPU: the --gpu flag as given, or the probed GPU."""
+    if gpu.source != WHAT_IF:
+        return f"{gpu.name} (probed)"
+    flags = [o for o in ctx.snapshot.overrides if o.startswith("--gpu ")]
+    if len(flags) == 1:
+        return f'--gpu "{flags[0][6:]}"'
+    return f'--gpu "{gpu.name}"'
 
 
 def _gpu_floor(ctx: Context, gpus: tuple[Gpu, ...], platform: str) -> GpuFloor | None:
@@ -171,3 +270,10 @@ def _jetson_gpus(jetpack: Row) -> tuple[Gpu, ...]:
             Gpu(index, f"Jetson GPU of JetPack {jetpack['jetpack']}", cc, "jetson", "kb:jetson")
         )
     return tuple(out)
+
+
+def _shown(name: str, cc: object) -> str:
+    """ "A100 (8.0)"; a GPU known only by its compute capability is not named twice."""
+    if name.startswith("compute capability") or name.startswith("(compute capability"):
+        return name
+    return f"{name} ({cc or '?'})"

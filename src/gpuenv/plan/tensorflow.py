@@ -10,7 +10,7 @@ from gpuenv.kb import Row
 from gpuenv.kb.query.frameworks import tf_release
 from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate
-from gpuenv.plan.floors import toolkit_floor
+from gpuenv.plan.floors import cudnn_family, cudnn_pins, toolkit_floor, with_build_code
 from gpuenv.plan.target import Target
 from gpuenv.versions import CudaVersion
 
@@ -81,11 +81,12 @@ def _gpu_build(
         extras=("and-cuda",) if and_cuda else (),
         pins=wheels.pins(wheel) if and_cuda else (),
         pins_known=bool(wheel and wheel.get("pins")) or not and_cuda,
+        kb_pins=cudnn_pins(target, cuda, cudnn_family(cudnn)) if and_cuda else (),
         min_cc=toolkit_floor(target, cuda),
         system_needs=() if and_cuda else _system(cuda, cudnn),
         why=_why(version, and_cuda, cuda),
     )
-    return _blocked(candidate, row, os_name)
+    return _blocked(with_build_code(candidate, target, ["tensorflow"]), row, os_name)
 
 
 def _blocked(candidate: Candidate, row: Row | None, os_name: str) -> Candidate:

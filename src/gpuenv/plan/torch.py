@@ -11,17 +11,22 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gpuenv.diagnose.choose import variant_cuda
 from gpuenv.kb import Row
+from gpuenv.kb.query._frameworks_util import minor_line
+from gpuenv.kb.query.binaries import INDEX, build_code
 from gpuenv.kb.query.frameworks import (
     torch_arch_list,
     torch_default_variant,
+    torch_find_links,
     torch_index_url,
     torch_release,
+    torch_releases,
     torchvision_for,
 )
 from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate, variant_rank
+from gpuenv.plan.floors import cudnn_pins
 from gpuenv.plan.target import Target
-from gpuenv.versions import ComputeCapability
+from gpuenv.versions import ComputeCapability, CudaVersion
 
 COMPANIONS = ("torchvision", "torchaudio")
 # PyTorch's variant indexes publish these platforms (CUDA builds for Linux x86_64 and Windows;
@@ -39,6 +44,22 @@ def torch_candidates(target: Target) -> list[Candidate]:
             out.append(_unknown(version))
             continue
         builds = _builds(target, version, row, wheel)
+        out.extend(sorted(builds, key=lambda c: variant_rank(c, target)))
+    return out + _older_lines(target)
+
+
+def _older_lines(target: Target) -> list[Candidate]:
+    """Lines the release table describes and the wheels table does not list (1.x): their X.Y.0
+    release in PyTorch's variant builds (on its indexes, or its page of links before 1.11)."""
+    listed = {minor_line(str(w["version"])) for w in wheels.releases(target.kb, "torch")}
+    out: list[Candidate] = []
+    for row in torch_releases(target.kb):
+        line = minor_line(str(row["torch"]))
+        if line is None or line in listed or target.platform == "macos-arm64":
+            continue
+        version = f"{line[0]}.{line[1]}.0"
+        variants = [str(v) for v in row.get("cuda_variants", [])] if target.wants_gpu else ["cpu"]
+        builds = [_index_build(target, version, v, row) for v in variants]
         out.extend(sorted(builds, key=lambda c: variant_rank(c, target)))
     return out
 
@@ -67,17 +88,17 @@ def _builds(target: Target, version: str, row: Row, wheel: Row) -> list[Candidat
 
 def _archs(
     target: Target, version: str, variant: str
-) -> tuple[tuple[ComputeCapability, ...] | None, tuple[ComputeCapability, ...]]:
-    found = torch_arch_list(target.kb, version, variant, target.platform)
-    if found is None:
-        return None, ()
-    sass, ptx = found
-    return tuple(sass), tuple(ptx)
+) -> tuple[tuple[ComputeCapability, ...] | None, tuple[ComputeCapability, ...], CudaVersion | None]:
+    """(sass, ptx, the toolkit of the PTX): read from the wheel, else the curated arch list."""
+    code = build_code(target.kb, "torch", version, variant, target.platform)
+    if code is None:
+        return None, (), None
+    return tuple(sorted(code.sass)), tuple(sorted(code.ptx)), code.cuda
 
 
 def _default_build(target: Target, version: str, variant: str, wheel: Row) -> Candidate:
     cuda = variant_cuda(variant)
-    sass, ptx = _archs(target, version, variant) if cuda else ((), ())
+    sass, ptx, ptx_cuda = _archs(target, version, INDEX) if cuda else ((), (), None)
     on_linux = target.platform == "linux-x86_64"
     return Candidate(
         framework="torch",
@@ -88,23 +109,34 @@ def _default_build(target: Target, version: str, variant: str, wheel: Row) -> Ca
         cudnn=str(wheel["cudnn"]) if cuda and wheel.get("cudnn") else None,
         sass=sass,
         ptx=ptx,
+        ptx_cuda=ptx_cuda,
         python_tags=wheels.tags(wheel),
         platforms=wheels.platforms(wheel),
         pins=wheels.pins(wheel) if on_linux else (),
         pins_known=(on_linux and bool(wheel.get("pins"))) or cuda is None,
+        kb_pins=_release_pins(target, version, cuda) if on_linux else (),
         strict_arch=True,
         default=True,
         why=f"the package index's own build of torch {version} ({_describe(variant)})",
     )
 
 
+def _release_pins(target: Target, version: str, cuda: CudaVersion | None) -> tuple[str, ...]:
+    """The cuDNN the release row says the package index's wheel pins (its CUDA major's)."""
+    row = torch_release(target.kb, version)
+    cudnn = row.get("cudnn") if row else None
+    return cudnn_pins(target, cuda, f"=={cudnn}" if cudnn else None)
+
+
 def _index_build(target: Target, version: str, variant: str, row: Row | None) -> Candidate:
     cuda = variant_cuda(variant)
-    sass, ptx = _archs(target, version, variant) if cuda else ((), ())
+    sass, ptx, ptx_cuda = _archs(target, version, variant) if cuda else ((), (), None)
     platforms = _CUDA_PLATFORMS if cuda else _CPU_PLATFORMS
     if cuda and sass is not None and torch_arch_list(target.kb, version, variant, "linux-aarch64"):
         platforms = (*platforms, "linux-aarch64")
-    index_url = torch_index_url(target.kb, variant)
+    # before 1.11 PyTorch published the variant wheels on one page of links, not on indexes
+    find_links = torch_find_links(target.kb, version, variant)
+    index_url = None if find_links else torch_index_url(target.kb, variant)
     candidate = Candidate(
         framework="torch",
         name="torch",
@@ -112,15 +144,17 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
         build=variant,
         cuda=cuda,
         index_url=index_url,
+        find_links=find_links,
         sass=sass,
         ptx=ptx,
+        ptx_cuda=ptx_cuda,
         python_range=_python_range(row),
         platforms=platforms,
         pins_known=cuda is None,
         strict_arch=True,
-        why=f"PyTorch's {variant} index build of torch {version} ({_describe(variant)})",
+        why=f"PyTorch's {variant} build of torch {version} ({_describe(variant)})",
     )
-    if index_url is None:
+    if index_url is None and find_links is None:
         return candidate.blocked_by(
             "unknown", f"PyTorch's {variant} index is not in the knowledge base"
         )
@@ -189,10 +223,12 @@ def _companion(companion: str, row: Row, torch: Candidate) -> Candidate:
         build=torch.build,
         cuda=torch.cuda,
         index_url=torch.index_url,
+        find_links=torch.find_links,
         python_tags=wheels.tags(row) if not label else None,
         platforms=wheels.platforms(row) if not label else None,
         sass=torch.sass,
         ptx=torch.ptx,
+        ptx_cuda=torch.ptx_cuda,
         pins_known=True,
         default=torch.default,
         why=f"the {companion} release built for torch {torch.version}",

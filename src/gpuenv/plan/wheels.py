@@ -3,10 +3,6 @@ yanked releases and pre-releases left out. A thin reader; the table is the knowl
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
-from typing import Any, TypeVar
-
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.kb import KnowledgeBase, Row
@@ -14,28 +10,9 @@ from gpuenv.kb import KnowledgeBase, Row
 SUBJECT = "wheels"
 
 
-T = TypeVar("T")
-_CACHE: dict[int, tuple[weakref.ref[KnowledgeBase], dict[str, Any]]] = {}
-
-
-def cached(kb: KnowledgeBase, key: str, compute: Callable[[], T]) -> T:
-    """A value derived from `kb`, computed once per loaded knowledge base."""
-    entry = _CACHE.get(id(kb))
-    if entry is None or entry[0]() is not kb:
-        for dead in [k for k, (ref, _) in _CACHE.items() if ref() is None]:
-            del _CACHE[dead]
-        entry = (weakref.ref(kb), {})
-        _CACHE[id(kb)] = entry
-    store = entry[1]
-    if key not in store:
-        store[key] = compute()
-    value: T = store[key]
-    return value
-
-
 def releases(kb: KnowledgeBase, package: str) -> tuple[Row, ...]:
     """Rows of `package`, newest version first."""
-    return cached(kb, f"releases:{package}", lambda: _releases(kb, package))
+    return kb.memo(f"wheels.releases:{package}", lambda: _releases(kb, package))
 
 
 def _releases(kb: KnowledgeBase, package: str) -> tuple[Row, ...]:

@@ -15,6 +15,8 @@ Document (probe_version 1), all strings UTF-8 clean:
   frameworks         [{name, distributions: [{name, version}], location, package_dir (path),
                        files: {relative path: {values} | {problem}}, problems}]
   binary_candidates  [{path, distribution}]: libraries that carry GPU code ('' = owner unknown)
+  conda_packages     [{name, version, build, channel, subdir, url, problem}] from the prefix's
+                     conda-meta/*.json (absent in a venv)
   problems           what went wrong while reading, never fatal
 """
 
@@ -549,6 +551,62 @@ def binary_candidates(sites, owners):
     return found
 
 
+# ---------------------------------------------------------------- conda-meta
+
+CONDA_KEYS = ("name", "version", "build", "channel", "subdir", "url")
+CONDA_WHOLE_LIMIT = 2 * 1024 * 1024  # larger records (a long `files` list) are read at both ends
+CONDA_END = 64 * 1024
+CONDA_FIELD = re.compile(r'"(name|version|build|channel|subdir|url)"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def conda_fields(data):
+    """The top-level string fields of one conda-meta record. Small records are parsed whole;
+    from a large one (conda sorts its keys, rattler writes them in struct order, both put the
+    `files` and `paths_data` lists in the middle) the fields are read at both ends."""
+    if len(data) <= CONDA_WHOLE_LIMIT:
+        try:
+            record = json.loads(data.decode("utf-8", "replace"))
+            if isinstance(record, dict):
+                return dict((k, record[k]) for k in CONDA_KEYS if isinstance(record.get(k), str))
+        except ValueError:
+            pass
+    found = {}
+    for part in (data[:CONDA_END], data[-CONDA_END:]):
+        for match in CONDA_FIELD.finditer(part.decode("utf-8", "replace")):
+            found.setdefault(match.group(1), match.group(2))
+    return found
+
+
+def read_conda_meta(prefix):
+    folder = os.path.join(prefix, "conda-meta")
+    records = []
+    for entry in listdir(folder):
+        if not entry.endswith(".json"):
+            continue
+        stem = entry[: -len(".json")].rsplit("-", 2)
+        record = OrderedDict((k, None) for k in CONDA_KEYS + ("problem",))
+        if len(stem) == 3:
+            record["name"], record["version"], record["build"] = stem
+        try:
+            path = os.path.join(folder, entry)
+            size = os.path.getsize(path)
+            if size <= CONDA_WHOLE_LIMIT:
+                data = read_bytes(path, CONDA_WHOLE_LIMIT)
+            else:
+                with open_regular(path) as handle:
+                    head = handle.read(CONDA_END)
+                    handle.seek(max(size - CONDA_END, 0))
+                    data = head + handle.read(CONDA_END)
+            record.update(conda_fields(data))
+        except OSError as exc:
+            record["problem"] = "conda-meta/%s unreadable: %s" % (entry, exc.strerror or exc)
+        if not record["name"]:
+            record["name"] = entry
+            record["problem"] = record["problem"] or "conda-meta/%s has no name" % entry
+        records.append(record)
+    return records
+
+
 # ---------------------------------------------------------------- document
 
 
@@ -561,8 +619,8 @@ def attempt(problems, what, step, default):
         return default
 
 
-def collect(sites=None, user_site=None):
-    """The whole document; `sites` replaces this interpreter's site dirs (for tests)."""
+def collect(sites=None, user_site=None, prefix=None):
+    """The whole document; `sites` and `prefix` replace this interpreter's (for tests)."""
     problems = []
     if sites is None:
         sites, user_site = attempt(problems, "site dirs", lambda: site_dirs(problems), ([], None))
@@ -576,6 +634,9 @@ def collect(sites=None, user_site=None):
     doc["binary_candidates"] = attempt(
         problems, "binaries", lambda: binary_candidates(sites, owners), []
     )
+    if prefix is None:
+        prefix = sys.prefix
+    doc["conda_packages"] = attempt(problems, "conda-meta", lambda: read_conda_meta(prefix), [])
     doc["problems"] = problems
     return clean(doc)
 

@@ -191,52 +191,85 @@ def _tensorflow(rec: FrameworkRecord, base: FrameworkBuild) -> FrameworkBuild:
 
 
 def _jax(rec: FrameworkRecord, base: FrameworkBuild) -> FrameworkBuild:
-    plugins = [d for d in rec.site_dists if _JAX_PLUGIN.fullmatch(_normalize(d.name))]
     jaxlib = rec.site_dist("jaxlib")
     lib = _jaxlib(rec, replace(base, version=jaxlib.version if jaxlib else None))
     problems = [] if jaxlib else ["jaxlib is not installed"]
-    for plugin in plugins:
+    for plugin in _plugins(rec):
         if jaxlib and _public(plugin.version) != _public(jaxlib.version):
             problems.append(
                 f"{plugin.name} {plugin.version} does not match jaxlib {jaxlib.version}"
             )
-    build = replace(
+    if lib.problem:
+        problems.append(lib.problem)
+    return replace(
         base,
         version=base.version or get_str(rec.files.get("jax/version.py", {}), "_version"),
         framework_cuda=lib.framework_cuda,
         cudnn_version=lib.cudnn_version,
+        hip_version=lib.hip_version,
         variant=lib.variant,
-        is_gpu_build=lib.is_gpu_build if jaxlib else None,
-        details=_details(jaxlib=jaxlib.version if jaxlib else None)
-        | {_normalize(p.name): p.version for p in plugins},
+        is_gpu_build=lib.is_gpu_build if jaxlib or lib.details.get("plugin") else None,
+        details={**_details(jaxlib=jaxlib.version if jaxlib else None), **lib.details},
         problem="; ".join(problems) or None,
-    )
-    found = _JAX_PLUGIN.fullmatch(_normalize(plugins[0].name)) if plugins else None
-    if found is None:
-        return build
-    kind, major = found.group(1), found.group(2)
-    return replace(
-        build,
-        framework_cuda=major if kind == "cuda" else None,
-        hip_version=major if kind == "rocm" else None,
-        variant=f"{kind}{major}",
-        is_gpu_build=True,
     )
 
 
 def _jaxlib(rec: FrameworkRecord, base: FrameworkBuild) -> FrameworkBuild:
-    """Old GPU jaxlib wheels carried `+cuda11.cudnn86`; since 0.4.30 CUDA comes from plugins."""
+    """Old GPU jaxlib wheels carried `+cuda11.cudnn86`; since 0.4.30 jaxlib is one wheel for CPU
+    and GPU, and the CUDA (or ROCm) plugin beside it is what makes JAX use the GPU."""
     found = re.search(r"cuda(\d+)[._-]?cudnn(\d+)", (base.version or "").partition("+")[2])
-    if found is None:
-        return replace(base, variant="cpu" if base.version else None, is_gpu_build=False)
-    cudnn = found.group(2)
-    return replace(
-        base,
-        framework_cuda=_cuda_digits(found.group(1)),
-        cudnn_version=cudnn[0] + (f".{cudnn[1:]}" if len(cudnn) > 1 else ""),
-        variant=base.version.partition("+")[2] if base.version else None,
-        is_gpu_build=True,
+    if found is not None:
+        cudnn = found.group(2)
+        return replace(
+            base,
+            framework_cuda=_cuda_digits(found.group(1)),
+            cudnn_version=cudnn[0] + (f".{cudnn[1:]}" if len(cudnn) > 1 else ""),
+            variant=base.version.partition("+")[2] if base.version else None,
+            is_gpu_build=True,
+        )
+    plugin = _plugin_build(rec)
+    if plugin is not None:
+        return replace(base, **plugin)
+    return replace(base, variant="cpu" if base.version else None, is_gpu_build=False)
+
+
+def _plugins(rec: FrameworkRecord) -> list[DistributionFacts]:
+    """The JAX GPU plugin distributions here, the -plugin wheel before its -pjrt wheel."""
+    found = [d for d in rec.site_dists if _JAX_PLUGIN.fullmatch(_normalize(d.name))]
+    return sorted(found, key=lambda d: (not _normalize(d.name).endswith("-plugin"), d.name))
+
+
+def _plugin_build(rec: FrameworkRecord) -> dict[str, Any] | None:
+    """What the installed plugin makes of JAX: its CUDA (the runtime its wheel asks for, else the
+    major in its name) or ROCm, and which plugin; two majors at once are a problem."""
+    plugins = _plugins(rec)
+    if not plugins:
+        return None
+    first = plugins[0]
+    matched = _JAX_PLUGIN.fullmatch(_normalize(first.name))
+    assert matched is not None
+    kind, major = matched.group(1), matched.group(2)
+    majors = sorted(
+        {m.group(2) for d in plugins if (m := _JAX_PLUGIN.fullmatch(_normalize(d.name)))}
     )
+    runtime, _cudnn = _pinned(first.requires)
+    cuda = _major_minor(runtime) if runtime and runtime.split(".")[0] == major else major
+    problem = (
+        f"JAX plugins for several GPU stacks are installed ({', '.join(d.name for d in plugins)}); "
+        "keep one"
+        if len(majors) > 1
+        else None
+    )
+    return {
+        "framework_cuda": cuda if kind == "cuda" else None,
+        "hip_version": major if kind == "rocm" else None,
+        "variant": f"{kind}{major}",
+        "is_gpu_build": True,
+        "source": f"{first.name} METADATA",
+        "details": {"plugin": f"{first.name} {first.version}"}
+        | {_normalize(d.name): d.version for d in plugins},
+        "problem": problem,
+    }
 
 
 def _cupy(rec: FrameworkRecord, base: FrameworkBuild) -> FrameworkBuild:

@@ -1,15 +1,17 @@
 """Ask NVML and libcuda for the driver's versions and GPUs, in a child process.
 
-Run as `python -m gpuenv.probe.nvml_child`: it loads libnvidia-ml and libcuda with ctypes (a broken
-driver can crash or hang a process that loads them, so never in gpuenv's own), prints one JSON
-document and exits 0. Every failure (library missing, NVML error codes) becomes a field of that
-document, never a traceback. `parse_child_output` is the parent's side of the same format.
-
-The child part uses the standard library only.
+Run as `python -m gpuenv.probe.nvml_child`: it loads libnvidia-ml and libcuda (a broken driver can
+crash or hang a process that loads them, so never in gpuenv's own: the parent runs this child with
+a deadline and reads its one JSON document). NVML is queried through NVIDIA's own Python bindings
+(nvidia-ml-py, `pynvml`), handed the library this module found (the bindings look only by name,
+which misses WSL's folder); libcuda's single call (cuDriverGetVersion) is made with ctypes. Every
+failure (library missing, NVML error codes) becomes a field of the document, never a traceback.
+`parse_child_output` is the parent's side of the same format.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -38,37 +40,7 @@ NVML_ERRORS = {
     28: "gpu_not_found",
     999: "unknown",
 }
-_NAME_BUFFER = 96  # NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE
-_VERSION_BUFFER = 80  # NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 _MIG_MODES = {0: "Disabled", 1: "Enabled"}
-
-
-class _PciInfo(ctypes.Structure):
-    # nvmlPciInfo_t (v2/v3 layout; pciDeviceId sits at the same offset in v1)
-    _fields_ = [
-        ("busIdLegacy", ctypes.c_char * 16),
-        ("domain", ctypes.c_uint),
-        ("bus", ctypes.c_uint),
-        ("device", ctypes.c_uint),
-        ("pciDeviceId", ctypes.c_uint),
-        ("pciSubSystemId", ctypes.c_uint),
-        ("busId", ctypes.c_char * 32),
-    ]
-
-
-class _Memory(ctypes.Structure):
-    _fields_ = [
-        ("total", ctypes.c_ulonglong),
-        ("free", ctypes.c_ulonglong),
-        ("used", ctypes.c_ulonglong),
-    ]
-
-
-class _NvmlError(Exception):
-    def __init__(self, function: str, code: int) -> None:
-        super().__init__(function)
-        self.function = function
-        self.code = code
 
 
 def _candidates(kind: str) -> list[str]:
@@ -115,133 +87,87 @@ def _mapped_path(name: str) -> str | None:
     return None
 
 
-def _error_text(lib: Any, code: int) -> str:
+# -- NVML, through NVIDIA's own bindings (nvidia-ml-py) --------------------------------------------
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _failure(nvml: Any, exc: Exception) -> str:
+    code = getattr(exc, "value", None)
+    name = NVML_ERRORS.get(code, "error") if isinstance(code, int) else type(exc).__name__
+    return f"{name} ({code})" if isinstance(code, int) else f"{name}: {exc}"
+
+
+def _init(nvml: Any, lib: Any) -> None:
+    """nvmlInitWithFlags (what the bindings call); drivers older than R418 have only
+    nvmlInit_v2, which is then called directly with the bindings' bookkeeping kept."""
     try:
-        lib.nvmlErrorString.restype = ctypes.c_char_p
-        text = lib.nvmlErrorString(code)
-        return text.decode("utf-8", "replace") if text else ""
-    except (AttributeError, OSError):
-        return ""
-
-
-def _error_entry(lib: Any, code: int) -> dict[str, Any]:
-    return {"code": code, "name": NVML_ERRORS.get(code, "error"), "text": _error_text(lib, code)}
-
-
-def _call(lib: Any, names: tuple[str, ...], *args: Any) -> None:
-    """Call the first of `names` the library has (newest first); raise _NvmlError on failure."""
-    for name in names:
-        function = getattr(lib, name, None)
-        if function is None:
-            continue
-        code = int(function(*args))
+        nvml.nvmlInit()
+    except nvml.NVMLError_FunctionNotFound:
+        code = int(lib.nvmlInit_v2())
         if code != 0:
-            raise _NvmlError(name, code)
-        return
-    raise _NvmlError(names[0], 13)
+            raise nvml.NVMLError(code) from None
+        nvml._nvmlLib_refcount += 1
 
 
-def _string(lib: Any, names: tuple[str, ...], *args: Any, size: int = _VERSION_BUFFER) -> str:
-    buffer = ctypes.create_string_buffer(size)
-    _call(lib, names, *args, buffer, ctypes.c_uint(size))
-    return buffer.value.decode("utf-8", "replace")
-
-
-def _device(lib: Any, index: int) -> dict[str, Any]:
-    handle = ctypes.c_void_p()
-    names = ("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex")
-    _call(lib, names, ctypes.c_uint(index), ctypes.byref(handle))
+def _device(nvml: Any, index: int) -> dict[str, Any]:
+    handle = nvml.nvmlDeviceGetHandleByIndex(index)
     entry: dict[str, Any] = {"index": index}
     errors: dict[str, str] = {}
     steps: dict[str, Callable[[], Any]] = {
-        "name": lambda: _string(lib, ("nvmlDeviceGetName",), handle, size=_NAME_BUFFER),
-        "uuid": lambda: _string(lib, ("nvmlDeviceGetUUID",), handle, size=_NAME_BUFFER),
-        "pci": lambda: _pci(lib, handle),
-        "compute_capability": lambda: _compute_capability(lib, handle),
-        "memory_total_bytes": lambda: _memory_total(lib, handle),
-        "mig_mode": lambda: _mig_mode(lib, handle),
+        "name": lambda: _text(nvml.nvmlDeviceGetName(handle)),
+        "uuid": lambda: _text(nvml.nvmlDeviceGetUUID(handle)),
+        "pci": lambda: nvml.nvmlDeviceGetPciInfo(handle),
+        "compute_capability": lambda: "{}.{}".format(
+            *nvml.nvmlDeviceGetCudaComputeCapability(handle)
+        ),
+        "memory_total_bytes": lambda: int(nvml.nvmlDeviceGetMemoryInfo(handle).total),
+        "mig_mode": lambda: _mig_mode(nvml, handle),
     }
     for key, step in steps.items():
         try:
             entry[key] = step()
-        except _NvmlError as exc:
+        except nvml.NVMLError as exc:
             entry[key] = None
-            errors[key] = f"{exc.function}: {NVML_ERRORS.get(exc.code, 'error')} ({exc.code})"
-    pci = entry.pop("pci") or {}
-    entry.update(pci_device_id=pci.get("device_id"), bus_id=pci.get("bus_id"), errors=errors)
+            errors[key] = _failure(nvml, exc)
+    pci = entry.pop("pci")
+    entry["pci_device_id"] = int(pci.pciDeviceId) if pci is not None else None
+    entry["bus_id"] = _text(pci.busId or pci.busIdLegacy) if pci is not None else None
+    entry["errors"] = errors
     return entry
 
 
-def _pci(lib: Any, handle: Any) -> dict[str, Any]:
-    info = _PciInfo()
-    names = ("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo")
-    _call(lib, names, handle, ctypes.byref(info))
-    bus = info.busId or info.busIdLegacy
-    return {"device_id": int(info.pciDeviceId), "bus_id": bus.decode("ascii", "replace")}
-
-
-def _compute_capability(lib: Any, handle: Any) -> str:
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    _call(
-        lib,
-        ("nvmlDeviceGetCudaComputeCapability",),
-        handle,
-        ctypes.byref(major),
-        ctypes.byref(minor),
-    )
-    return f"{major.value}.{minor.value}"
-
-
-def _memory_total(lib: Any, handle: Any) -> int:
-    memory = _Memory()
-    _call(lib, ("nvmlDeviceGetMemoryInfo",), handle, ctypes.byref(memory))
-    return int(memory.total)
-
-
-def _mig_mode(lib: Any, handle: Any) -> str | None:
-    current, pending = ctypes.c_uint(), ctypes.c_uint()
+def _mig_mode(nvml: Any, handle: Any) -> str | None:
     try:
-        _call(lib, ("nvmlDeviceGetMigMode",), handle, ctypes.byref(current), ctypes.byref(pending))
-    except _NvmlError as exc:
-        if exc.code == 3:  # not supported: not a MIG-capable GPU
-            return None
-        raise
-    return _MIG_MODES.get(current.value)
+        current, _pending = nvml.nvmlDeviceGetMigMode(handle)
+    except nvml.NVMLError_NotSupported:  # not a MIG-capable GPU
+        return None
+    return _MIG_MODES.get(current)
 
 
-def _system(lib: Any, report: dict[str, Any]) -> None:
+def _system(nvml: Any, report: dict[str, Any]) -> None:
     """Driver version, NVML version, the driver's CUDA version and the GPUs."""
     errors: dict[str, str] = report["errors"]
     calls: dict[str, Callable[[], Any]] = {
-        "driver_version": lambda: _string(lib, ("nvmlSystemGetDriverVersion",)),
-        "nvml_version": lambda: _string(lib, ("nvmlSystemGetNVMLVersion",)),
-        "cuda_driver_version": lambda: _cuda_version(lib),
-        "device_count": lambda: _count(lib),
+        "driver_version": lambda: _text(nvml.nvmlSystemGetDriverVersion()),
+        "nvml_version": lambda: _text(nvml.nvmlSystemGetNVMLVersion()),
+        "cuda_driver_version": lambda: int(nvml.nvmlSystemGetCudaDriverVersion_v2()),
+        "device_count": lambda: int(nvml.nvmlDeviceGetCount()),
     }
     for key, call in calls.items():
         try:
             report[key] = call()
-        except _NvmlError as exc:
-            errors[key] = f"{exc.function}: {NVML_ERRORS.get(exc.code, 'error')} ({exc.code})"
+        except nvml.NVMLError as exc:
+            errors[key] = _failure(nvml, exc)
     report["devices"] = []
     for index in range(report.get("device_count") or 0):
         try:
-            report["devices"].append(_device(lib, index))
-        except _NvmlError as exc:
-            report["devices"].append({"index": index, "errors": {"handle": str(exc.code)}})
-
-
-def _cuda_version(lib: Any) -> int:
-    version = ctypes.c_int()
-    names = ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion")
-    _call(lib, names, ctypes.byref(version))
-    return int(version.value)
-
-
-def _count(lib: Any) -> int:
-    count = ctypes.c_uint()
-    _call(lib, ("nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"), ctypes.byref(count))
-    return int(count.value)
+            report["devices"].append(_device(nvml, index))
+        except nvml.NVMLError as exc:
+            code = getattr(exc, "value", "?")
+            report["devices"].append({"index": index, "errors": {"handle": str(code)}})
 
 
 def collect_nvml() -> dict[str, Any]:
@@ -249,15 +175,24 @@ def collect_nvml() -> dict[str, Any]:
     report.update(init_error=None, errors={}, devices=[])
     if lib is None:
         return report
+    import pynvml
+
+    pynvml.nvmlLib = lib  # the library found above (the bindings would look only by name)
     try:
-        _call(lib, ("nvmlInit_v2", "nvmlInit"))
-    except _NvmlError as exc:
-        report["init_error"] = _error_entry(lib, exc.code)
+        _init(pynvml, lib)
+    except pynvml.NVMLError as exc:
+        code = int(getattr(exc, "value", 999))
+        report["init_error"] = {
+            "code": code,
+            "name": NVML_ERRORS.get(code, "error"),
+            "text": _text(str(exc)),
+        }
         return report
     try:
-        _system(lib, report)
+        _system(pynvml, report)
     finally:
-        getattr(lib, "nvmlShutdown", lambda: 0)()
+        with contextlib.suppress(pynvml.NVMLError):
+            pynvml.nvmlShutdown()
     return report
 
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from gpuenv.facts import DistributionFacts, PythonEnvFacts
+from gpuenv.facts import CondaPackageFacts, DistributionFacts, PythonEnvFacts
 from gpuenv.probe.access import CommandResult, MachineAccess
 from gpuenv.probe.builds import (
     FrameworkRecord,
@@ -139,8 +139,25 @@ def parse_target_output(text: str, interpreter: str) -> TargetProbe:
         distributions=dists,
         frameworks=frameworks,
         problems=tuple(problems),
+        conda_packages=tuple(
+            _conda_package(raw)
+            for raw in as_mappings(doc.get("conda_packages"))
+            if get_str(raw, "name")
+        ),
     )
     return TargetProbe(env, candidates)
+
+
+def _conda_package(raw: Mapping[str, Any]) -> CondaPackageFacts:
+    return CondaPackageFacts(
+        name=get_str(raw, "name") or "",
+        version=get_str(raw, "version"),
+        build=get_str(raw, "build"),
+        channel=get_str(raw, "channel"),
+        subdir=get_str(raw, "subdir"),
+        url=get_str(raw, "url"),
+        problem=get_str(raw, "problem"),
+    )
 
 
 def _load(text: str) -> tuple[dict[str, Any], str] | tuple[None, str]:

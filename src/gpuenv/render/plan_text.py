@@ -3,42 +3,69 @@ over and by which rule, the smallest change when nothing fits, and how to instal
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from gpuenv.plan.model import FITS, NO_FIT, SPLIT, PackageChoice, Plan, Rejection, plan_to_dict
 from gpuenv.render.installers.common import Rendered, target_line
 from gpuenv.render.installers.conda import conda_spec
-from gpuenv.render.snapshot_text import printable
+from gpuenv.render.jsontext import json_text
+from gpuenv.render.layout import Doc, blank, command, line, section, verbatim
+from gpuenv.render.terminal import Terminal, to_text
 
 SHOWN_REJECTIONS = 5
 
 
-def render_plan_text(plan: Plan, rendered: Rendered, written: Sequence[str] = ()) -> str:
-    out = [_title(plan), f"target: {target_line(plan)}", f"verdict: {_verdict(plan)}", ""]
+def render_plan_text(
+    plan: Plan,
+    rendered: Rendered,
+    written: Sequence[str] = (),
+    terminal: Terminal | None = None,
+) -> str:
+    return to_text(plan_doc(plan, rendered, written), terminal or Terminal())
+
+
+def plan_doc(plan: Plan, rendered: Rendered, written: Sequence[str] = ()) -> Doc:
+    """The plan for a person: target and verdict, each env's choices with the candidates passed
+    over, notes, and the install commands (runnable as printed)."""
+    doc: Doc = [
+        line((_title(plan), "heading")),
+        line("target: ", target_line(plan)),
+        line("verdict: ", (_verdict(plan), "ok" if plan.verdict == FITS else "warning")),
+        blank(),
+    ]
+    # what sharing an env cost comes first: it is the part of the plan a reader would not expect
+    doc += section("trade-offs:", [line("- ", t.text) for t in plan.tradeoffs])
     if plan.container:
-        out += [f"base image: {plan.container.image}", f"  {plan.container.why}"]
-        out += _rejections(plan.container.rejected, "  passed over: ")
-        out.append("")
+        doc += [line("base image: ", plan.container.image), line(plan.container.why, indent=2)]
+        doc += _rejections(plan.container.rejected, "passed over: ", 2)
+        doc.append(blank())
     for env in plan.envs:
         cuda = f", CUDA {env.cuda_major}" if env.cuda_major else ""
-        out.append(f"{env.name} (Python {env.python or '?'}{cuda})")
+        doc.append(line((f"{env.name} (Python {env.python or '?'}{cuda})", "bold")))
         for package in env.packages:
-            out += _package(package)
-        out.append("")
-    out += _djl(plan)
-    out += _unplaced(plan)
-    out += _section("notes", [f"- {n}" for n in (*plan.notes, *rendered.notes)])
+            doc += _package(package)
+        doc.append(blank())
+    doc += _djl(plan)
+    doc += _unplaced(plan)
+    doc += section("notes:", [line("- ", n) for n in (*plan.notes, *rendered.notes)])
+    doc += _install(plan, rendered, written)
+    return doc
+
+
+def _install(plan: Plan, rendered: Rendered, written: Sequence[str]) -> Doc:
     how = plan.installer if plan.envs else "DJL"
-    out += _section(f"install ({how})", [f"  $ {c}" for c in rendered.commands])
+    commands = [command(c, indent=2) for c in rendered.commands]
+    if rendered.needs_files and not written:
+        files = ", ".join(rendered.files)
+        title = f"install ({how}), after writing its files ({files}) with -o DIR:"
+        return section(title, commands)
+    doc = section(f"install ({how}):", commands)
     if written:
-        out += _section("written", [f"  {w}" for w in written])
+        doc += section("written:", [verbatim(w, indent=2) for w in written])
     elif rendered.files:
-        out += [f"files (write them with -o DIR): {', '.join(rendered.files)}", ""]
-    # names from --from files and -r lines are untrusted: no control sequence reaches a terminal
-    lines = "\n".join(out).rstrip("\n").split("\n")
-    return "\n".join(printable(line) for line in lines) + "\n"
+        doc += [line(f"files (write them with -o DIR): {', '.join(rendered.files)}"), blank()]
+    return doc
 
 
 def _title(plan: Plan) -> str:
@@ -58,26 +85,28 @@ def _verdict(plan: Plan) -> str:
     return f"no fit for {placed}"
 
 
-def _package(package: PackageChoice) -> list[str]:
+def _package(package: PackageChoice) -> Doc:
     shown = conda_spec(package) or package.requirement
-    lines = [f"  {shown:<40} {package.why}"]
+    doc = [line((f"{shown:<40} ", "bold"), package.why, indent=2, hang=4)]
     if package.min_driver and not package.companion_of:
-        lines.append(
-            f"      needs driver ≥ {package.min_driver} ({package.driver_how or 'unchecked'})"
-        )
-    lines += _rejections(package.rejected, "      passed over: ")
-    return lines
+        how = package.driver_how or "unchecked"
+        doc.append(line(f"needs driver ≥ {package.min_driver} ({how})", indent=6))
+    doc += _rejections(package.rejected, "passed over: ", 6)
+    return doc
 
 
-def _rejections(rejected: Sequence[Rejection], lead: str) -> list[str]:
+def _rejections(rejected: Sequence[Rejection], lead: str, indent: int) -> Doc:
     if not rejected:
         return []
-    pad = " " * len(lead)
     shown = _condensed(rejected)
-    lines = [(lead if n == 0 else pad) + text for n, text in enumerate(shown[:SHOWN_REJECTIONS])]
+    doc = [
+        line(lead if n == 0 else " " * len(lead), text, indent=indent, hang=len(lead) + 2)
+        for n, text in enumerate(shown[:SHOWN_REJECTIONS])
+    ]
     if len(shown) > SHOWN_REJECTIONS:
-        lines.append(f"{pad}… {len(shown) - SHOWN_REJECTIONS} more (--json lists every one)")
-    return lines
+        more = f"… {len(shown) - SHOWN_REJECTIONS} more (--json lists every one)"
+        doc.append(line(" " * len(lead), more, indent=indent))
+    return doc
 
 
 def _condensed(rejected: Sequence[Rejection]) -> list[str]:
@@ -101,29 +130,28 @@ def _condensed(rejected: Sequence[Rejection]) -> list[str]:
     return lines
 
 
-def _djl(plan: Plan) -> list[str]:
+def _djl(plan: Plan) -> Doc:
     djl = plan.djl
     if djl is None:
         return []
-    lines = [f"DJL {djl.djl}: PyTorch {djl.pytorch} ({djl.flavor})", f"  {djl.why}"]
-    lines += [f"  {name}={value}" for name, value in djl.env]
-    lines += _rejections(djl.rejected, "  passed over: ")
-    return [*lines, ""]
+    doc = [line((f"DJL {djl.djl}: PyTorch {djl.pytorch} ({djl.flavor})", "bold"))]
+    doc.append(line(djl.why, indent=2))
+    doc += [verbatim(f"{name}={value}", indent=2) for name, value in djl.env]
+    doc += _rejections(djl.rejected, "passed over: ", 2)
+    return [*doc, blank()]
 
 
-def _unplaced(plan: Plan) -> list[str]:
+def _unplaced(plan: Plan) -> Doc:
     if plan.verdict != NO_FIT:
         return []
-    lines = []
+    doc: Doc = []
     for unplaced in plan.unplaced:
-        lines.append(f"{unplaced.package}: nothing fits")
-        lines += _rejections(unplaced.rejected, "  ") or ["  (no candidate in the knowledge base)"]
-    changes = _section("smallest change", [f"- {c.text}" for c in plan.changes])
-    return [*lines, *changes] if changes else [*lines, ""]
-
-
-def _section(title: str, body: list[str]) -> list[str]:
-    return [f"{title}:", *body, ""] if body else []
+        doc.append(line((f"{unplaced.package}: nothing fits", "error")))
+        doc += _rejections(unplaced.rejected, "", 2) or [
+            line("(no candidate in the knowledge base)", indent=2)
+        ]
+    changes = section("smallest change:", [line("- ", c.text) for c in plan.changes])
+    return [*doc, *changes] if changes else [*doc, blank()]
 
 
 def plan_document(plan: Plan, rendered: Rendered, exit_code: int) -> dict[str, Any]:
@@ -133,8 +161,9 @@ def plan_document(plan: Plan, rendered: Rendered, exit_code: int) -> dict[str, A
         "commands": list(rendered.commands),
         "files": dict(rendered.files),
         "render_notes": list(rendered.notes),
+        "commands_need_files": rendered.needs_files,
     }
 
 
 def render_plan_json(plan: Plan, rendered: Rendered, exit_code: int) -> str:
-    return json.dumps(plan_document(plan, rendered, exit_code), indent=2, ensure_ascii=False) + "\n"
+    return json_text(plan_document(plan, rendered, exit_code))

@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuenv.facts import GpuFacts, Observation, Snapshot
-from gpuenv.render.layout import printable
+from gpuenv.render.layout import Doc, blank, heading, line, printable
+from gpuenv.render.terminal import Terminal, to_text
 
 __all__ = ["printable", "render_snapshot"]
 
@@ -28,7 +29,26 @@ def _section(title: str, lines: Iterable[str]) -> list[str]:
     return [title, *(body or ["  (none found)"]), ""]
 
 
-def render_snapshot(snapshot: Snapshot) -> str:
+def render_snapshot(snapshot: Snapshot, terminal: Terminal | None = None) -> str:
+    """The snapshot floor by floor, wrapped to the terminal's width when there is one."""
+    return to_text(snapshot_doc(snapshot), terminal or Terminal())
+
+
+def snapshot_doc(snapshot: Snapshot) -> Doc:
+    doc: Doc = []
+    for text in _snapshot_lines(snapshot).split("\n"):
+        body = text.lstrip(" ")
+        indent = len(text) - len(body)
+        if not body:
+            doc.append(blank())
+        elif indent == 0 and not body.startswith("gpuenv snapshot"):
+            doc.append(heading(body))
+        else:
+            doc.append(line(body, indent=indent, hang=4))
+    return doc
+
+
+def _snapshot_lines(snapshot: Snapshot) -> str:
     out: list[str] = []
     origin = printable(snapshot.origin) + (
         f"; what-if: {printable(' '.join(snapshot.overrides))}" if snapshot.overrides else ""

@@ -20,7 +20,13 @@ KEYS = ("cuda", "driver", "arch", "brand")
 MAX_TEXT = 20_000  # the longest real value is ~2,200 characters
 _CONDITION = re.compile(r"^([A-Za-z_]+)(<=|>=|!=|=|<|>)(.+)$")
 _NUMERIC = re.compile(r"^\d+(\.\d+)*$")
-_ARCH_ALIASES = {"amd64": "x86_64", "x86_64": "x86_64", "arm64": "sbsa", "aarch64": "sbsa"}
+_ARCH_ALIASES = {
+    "amd64": "x86_64",
+    "x86_64": "x86_64",
+    "arm64": "sbsa",
+    "aarch64": "sbsa",
+    "sbsa": "sbsa",
+}
 
 
 @dataclass(frozen=True)
@@ -117,12 +123,40 @@ def image_require_cuda(
 
 
 def image_tag(kb: KnowledgeBase, cuda: CudaVersion | str, flavor: str, os: str) -> str | None:
-    """'12.8.1-cudnn-runtime-ubuntu24.04' from the tag template; None for an unknown flavor."""
+    """'12.8.1-cudnn-runtime-ubuntu24.04' from the tag template; None for an unknown flavor.
+
+    A cuDNN flavor takes the word the release's own tags use ('12.2.2-cudnn8-runtime-...') and
+    gives None when NVIDIA published no cuDNN image of that release for that distro.
+    """
     for row in kb.rows(SUBJECT, "tag_pattern"):
-        if row["flavor"] == flavor:
-            template = str(row["template"])
-            return template.format(cuda=str(cuda).strip(), flavor=flavor, os=os.strip())
+        if row["flavor"] != flavor:
+            continue
+        cudnn_tag = ""
+        if flavor.startswith("cudnn-"):
+            image = image_cudnn(kb, cuda, distro=os)
+            if image is None:
+                return None
+            cudnn_tag = image[1]
+        template = str(row["template"])
+        return template.format(
+            cuda=str(cuda).strip(), flavor=flavor, os=os.strip(), cudnn_tag=cudnn_tag
+        )
     return None
+
+
+def image_cudnn(
+    kb: KnowledgeBase, cuda: CudaVersion | str, arch: str = "x86_64", distro: str | None = None
+) -> tuple[str, str] | None:
+    """(cuDNN version, tag word) of NVIDIA's cuDNN image of this CUDA release: ('8.9.6.50',
+    'cudnn8') for 12.2.2. None when the release (or, given a distro such as 'ubuntu22.04' or
+    'ubuntu2204', that distro) has no cuDNN image or the table does not list the release."""
+    row = image_row(kb, cuda, arch)
+    if row is None or "cudnn" not in row or "cudnn_tag" not in row:
+        return None
+    folder = distro.strip().replace(".", "") if distro else None
+    if folder is not None and folder not in row.get("cudnn_distros", ()):
+        return None
+    return str(row["cudnn"]), str(row["cudnn_tag"])
 
 
 def _condition(text: str) -> Condition | None:

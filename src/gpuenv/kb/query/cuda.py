@@ -15,8 +15,13 @@ Rules implemented here (archs.toml [[rule]] states them with their sources):
   lacks counts as the newest listed branch below it, since reported versions only rise). From
   CUDA 11 on, any driver at or above the major's minor-version-compatibility minimum runs it
   too, with a reduced feature set.
+* PTX is JIT-compiled only by a driver whose own CUDA is at least the toolkit that built the PTX:
+  minor-version compatibility runs SASS, never newer PTX (CUDA compatibility guide).
+* An architecture's last driver branch (archs.toml) is a ceiling: newer branches do not drive it.
 * `os` is "linux" or "windows" and names the driver numbering: under WSL, nvidia-smi's
-  "Driver Version" is the Windows driver, so pass it with os="windows".
+  "Driver Version" is the Windows driver, so pass it with os="windows". A Windows version maps
+  to its Linux branch through `windows_branch` (566.36 -> R565 -> CUDA 12.7); a row with
+  `first_driver` covers only releases from that version on.
 """
 
 from __future__ import annotations
@@ -128,7 +133,8 @@ def driver_branch_row(kb: KnowledgeBase, driver: DriverVersion, os: str = "linux
     wanted = normalise_os(os)
     branch: int | None = driver.branch
     if wanted == "windows":
-        branch = _windows_to_branch(kb, driver.branch)
+        windows = windows_branch_row(kb, driver)
+        branch = int(windows["branch"]) if windows else None
     elif wanted is None:
         branch = None
     for row in kb.rows(DRIVER, "driver_branch"):
@@ -179,7 +185,11 @@ def _native_by_branch(
 
 def _branch_at_or_below(kb: KnowledgeBase, driver: DriverVersion, os: str) -> Row | None:
     if normalise_os(os) == "windows":
-        known = [r for r in kb.rows(DRIVER, "windows_branch") if r["windows"] <= driver.branch]
+        known = [
+            r
+            for r in kb.rows(DRIVER, "windows_branch")
+            if r["windows"] < driver.branch or _windows_covers(r, driver)
+        ]
         top = max(known, key=lambda r: int(r["windows"]), default=None)
         branch = int(top["branch"]) if top else None
     else:
@@ -216,11 +226,44 @@ def _mvc_caveat(cuda: CudaVersion, native: DriverVersion | None) -> str:
     )
 
 
-def _windows_to_branch(kb: KnowledgeBase, windows: int) -> int | None:
+def windows_branch_row(kb: KnowledgeBase, driver: DriverVersion) -> Row | None:
+    """The windows_branch row of a Windows driver version (566.36 -> windows 566, branch 565)."""
     for row in kb.rows(DRIVER, "windows_branch"):
-        if row["windows"] == windows:
-            return int(row["branch"])
+        if _windows_covers(row, driver):
+            return row
     return None
+
+
+def _windows_covers(row: Row, driver: DriverVersion) -> bool:
+    """Same leading number, and not below the row's first_driver when it has one."""
+    first = DriverVersion.parse(row.get("first_driver"))
+    return row["windows"] == driver.branch and (first is None or driver >= first)
+
+
+def linux_branch(kb: KnowledgeBase, driver: DriverVersion, os: str = "linux") -> int | None:
+    """The branch a driver belongs to in Linux numbering (Windows 581.42 is R580); None for a
+    Windows number the table does not map."""
+    wanted = normalise_os(os)
+    if wanted == "windows":
+        row = windows_branch_row(kb, driver)
+        return int(row["branch"]) if row else None
+    return driver.branch if wanted == "linux" else None
+
+
+def last_driver_branch(kb: KnowledgeBase, cc: ComputeCapability) -> tuple[int, Row] | None:
+    """The last driver branch that supports a GPU architecture (Kepler: R470; Maxwell, Pascal
+    and Volta: R580), with its row; None while the architecture is supported by new branches."""
+    row = architecture(kb, cc)
+    if row is None or "last_driver_branch" not in row:
+        return None
+    return int(row["last_driver_branch"]), row
+
+
+def driver_jits_ptx(driver_cuda: CudaVersion, ptx_cuda: CudaVersion) -> bool:
+    """Can a driver whose own CUDA is `driver_cuda` JIT-compile PTX built by CUDA `ptx_cuda`?
+    Only when its CUDA is at least the PTX's toolkit: minor-version compatibility does not cover
+    PTX (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)."""
+    return _mm(driver_cuda) >= _mm(ptx_cuda)
 
 
 def datacenter_branch(kb: KnowledgeBase, branch: int) -> Row | None:
@@ -339,6 +382,12 @@ def pip_package(kb: KnowledgeBase, library: str, cuda_major: int) -> Row | None:
 def cudnn_rows(kb: KnowledgeBase, cuda_major: int) -> tuple[Row, ...]:
     """cuDNN builds for a CUDA major, as the support matrices list them."""
     return tuple(row for row in kb.rows(LIBS, "cudnn") if row["cuda_major"] == cuda_major)
+
+
+def cudnn_releases(kb: KnowledgeBase, cuda_major: int) -> tuple[Row, ...]:
+    """cuDNN releases NVIDIA builds for a CUDA major (cudnn_release table), newest first."""
+    rows = [r for r in kb.rows(LIBS, "cudnn_release") if cuda_major in r["cuda_majors"]]
+    return tuple(sorted(rows, key=lambda r: _dotted(str(r["cudnn"])) or (), reverse=True))
 
 
 def nccl_row(kb: KnowledgeBase, cuda_major: int) -> Row | None:

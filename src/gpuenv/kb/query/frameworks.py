@@ -12,6 +12,7 @@ from gpuenv.kb.query.torch import (
     torch_arch_list,
     torch_arch_row,
     torch_default_variant,
+    torch_find_links,
     torch_index_url,
     torch_release,
     torch_releases,
@@ -22,6 +23,7 @@ from gpuenv.kb.query.torch import (
 from gpuenv.versions import CudaVersion
 
 __all__ = [
+    "conda_forge_builds",
     "conda_pytorch_builds",
     "conda_virtual_package",
     "cupy_package_for_cuda",
@@ -40,6 +42,7 @@ __all__ = [
     "torch_arch_list",
     "torch_arch_row",
     "torch_default_variant",
+    "torch_find_links",
     "torch_index_url",
     "torch_release",
     "torch_releases",
@@ -112,9 +115,15 @@ def jax_row(kb: KnowledgeBase, jax_version: str, cuda_major: int) -> Row | None:
 # CuPy ---------------------------------------------------------------------------------------
 
 
-def cupy_packages_for_cuda(kb: KnowledgeBase, cuda: CudaVersion) -> tuple[Row, ...]:
-    """Every CuPy wheel package built for this CUDA toolkit, newest CuPy support first."""
+def cupy_packages_for_cuda(
+    kb: KnowledgeBase, cuda: CudaVersion, cupy_version: str | None = None
+) -> tuple[Row, ...]:
+    """Every CuPy wheel package built for this CUDA toolkit, newest CuPy support first; given a
+    CuPy version ("11.5.0"), only the packages that release published."""
     rows = [row for row in kb.rows("cupy", "package") if _cupy_serves(row, cuda)]
+    if cupy_version is not None:
+        wanted = release_tuple(cupy_version)
+        rows = [r for r in rows if wanted and in_range(wanted, r["cupy_min"], r.get("cupy_max"))]
     return tuple(sorted(rows, key=_cupy_recency, reverse=True))
 
 
@@ -225,3 +234,16 @@ def conda_pytorch_builds(kb: KnowledgeBase, platform: str | None = None) -> tupl
     """The conda-forge pytorch CUDA builds recorded, optionally for one conda platform."""
     rows = kb.rows("conda", "pytorch_build")
     return tuple(row for row in rows if platform is None or row["platform"] == platform)
+
+
+def conda_forge_builds(
+    kb: KnowledgeBase, package: str, platform: str | None = None
+) -> tuple[Row, ...]:
+    """conda-forge builds of tensorflow, jaxlib or cupy recorded (CUDA and CPU), newest first,
+    optionally for one conda platform ("linux-64")."""
+    rows = [
+        row
+        for row in kb.rows("conda", "forge_build")
+        if row["package"] == package and (platform is None or row["platform"] == platform)
+    ]
+    return tuple(sorted(rows, key=lambda row: release_tuple(row["version"]) or (), reverse=True))

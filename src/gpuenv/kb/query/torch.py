@@ -119,11 +119,31 @@ def torch_index_url(kb: KnowledgeBase, variant: str) -> str | None:
     kind = _variant_kind(variant)
     if kind is None or not _known_variant(kb, kind, variant):
         return None
-    rows = [row for row in kb.rows(SUBJECT, "index") if row["variant_kind"] == kind]
+    rows = [
+        row
+        for row in kb.rows(SUBJECT, "index")
+        if row["variant_kind"] == kind and row.get("form", "index") == "index"
+    ]
     if not rows:
         return None
     newest = max(rows, key=lambda row: release_tuple(row["since"]) or ())
     return str(newest["url_template"]).format(variant=variant)
+
+
+def torch_find_links(kb: KnowledgeBase, torch_version: str, variant: str) -> str | None:
+    """The -f page of a release published before PyTorch's per-variant indexes (1.8-1.10:
+    https://download.pytorch.org/whl/torch_stable.html); None for a release on an index."""
+    kind = _variant_kind(variant)
+    line = minor_line(torch_version)
+    if kind is None or line is None or not _known_variant(kb, kind, variant):
+        return None
+    for row in kb.rows(SUBJECT, "index"):
+        if row["variant_kind"] != kind or row.get("form") != "find-links":
+            continue
+        low, high = release_tuple(row["since"]), release_tuple(row.get("until"))
+        if low is not None and low <= line and (high is None or line <= high):
+            return str(row["url_template"]).format(variant=variant)
+    return None
 
 
 def _variant_kind(variant: str) -> str | None:

@@ -36,4 +36,25 @@ TABLES: dict[str, TableSpec] = {
         key=("pytorch", "platform", "cuda", "arm_variant"),
         description="CUDA variants and TORCH_CUDA_ARCH_LIST of the conda-forge pytorch build.",
     ),
+    "forge_build": TableSpec(
+        fields={
+            "package": f("str", choices=("tensorflow", "jaxlib", "cupy")),
+            "version": f("version"),
+            "build": f("int"),  # recipe build number before the CUDA offset (+200)
+            "platform": f(
+                "str", choices=("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
+            ),
+            "cuda": f("version", required=False),  # absent: the CPU build
+            "python_min": f("version"),
+            "python_max": f("version"),
+            # the build-string glob that selects this build ("cuda128*", "cpu*"); absent: the
+            # package has one build string per Python and cuda-version selects the CUDA build
+            "build_string": f("str", required=False),
+            "sass": f("list[cc]", required=False),
+            "ptx": f("list[cc]", required=False),
+            "companion": f("str", required=False),  # "jax": installed at the same version
+        },
+        key=("package", "version", "platform", "cuda"),
+        description="CUDA (and CPU) builds of TensorFlow, jaxlib and CuPy on conda-forge.",
+    ),
 }

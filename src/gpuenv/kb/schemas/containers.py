@@ -5,6 +5,7 @@ from __future__ import annotations
 from gpuenv.kb.schema import TableSpec, f
 
 ARCHES = ("x86_64", "sbsa", "any")
+CUDNN_TAGS = ("cudnn8", "cudnn9", "cudnn")
 FLAVORS = (
     "base",
     "runtime",
@@ -22,10 +23,16 @@ TABLES: dict[str, TableSpec] = {
             "arch": f("str", choices=ARCHES),
             "distros": f("list[str]"),
             "require_cuda": f("str"),
+            # the cuDNN images of the release: cuDNN version, the word their tags use
+            # ("12.2.2-cudnn8-runtime-...", "12.4.1-cudnn-runtime-..."), and their distros
+            "cudnn": f("version", required=False),
+            "cudnn_tag": f("str", required=False, choices=CUDNN_TAGS),
+            "cudnn_distros": f("list[str]", required=False),
         },
         key=("cuda", "arch"),
         description="NVIDIA_REQUIRE_CUDA of NVIDIA's CUDA image for a release, verbatim; "
-        "arch 'any' when amd64 and arm64 images carry the same value",
+        "arch 'any' when amd64 and arm64 images carry the same value; cudnn/cudnn_tag/"
+        "cudnn_distros describe its cuDNN images (absent: none)",
     ),
     "require_rule": TableSpec(
         fields={"id": f("str"), "text": f("str")},

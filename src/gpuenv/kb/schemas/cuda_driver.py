@@ -36,9 +36,14 @@ TABLES: dict[str, TableSpec] = {
         description="The CUDA version a Linux driver branch reports (nvidia-smi 'CUDA Version')",
     ),
     "windows_branch": TableSpec(
-        fields={"windows": f("int"), "branch": f("int")},
+        fields={
+            "windows": f("int"),
+            "branch": f("int"),
+            "first_driver": f("version", required=False),
+        },
         key=("windows",),
-        description="Leading number of a Windows driver version -> its driver branch (576 -> 575)",
+        description="Leading number of a Windows driver version -> its driver branch (576 -> 575); "
+        "first_driver: the lowest Windows release of that number the row covers",
     ),
     "datacenter_branch": TableSpec(
         fields={

@@ -57,6 +57,12 @@ TABLES: dict[str, TableSpec] = {
         key=("cudnn", "cuda_major", "cuda_min", "cuda_max"),
         description="A cuDNN build for a range of CUDA versions (support matrix)",
     ),
+    "cudnn_release": TableSpec(
+        fields={"cudnn": f("version"), "cuda_majors": f("list[int]")},
+        key=("cudnn",),
+        description="A cuDNN release (full version) and the CUDA majors NVIDIA publishes builds "
+        "of it for; support-matrix details (CC, driver) stay in the cudnn table",
+    ),
     "nccl": TableSpec(
         fields={
             "cuda_major": f("int"),

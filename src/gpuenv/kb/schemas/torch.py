@@ -46,8 +46,11 @@ TABLES: dict[str, TableSpec] = {
             "variant_kind": f("str", choices=("cuda", "rocm", "cpu", "xpu")),
             "url_template": f("str"),
             "since": f("version"),
+            "until": f("version", required=False),  # last torch line served this way
+            # "index": a PEP 503 index (--index-url); "find-links": a page of links (-f)
+            "form": f("str", required=False, choices=("index", "find-links")),
         },
         key=("variant_kind", "since"),
-        description="PEP 503 wheel indexes on download.pytorch.org (--index-url).",
+        description="Wheel indexes (--index-url) and link pages (-f) on download.pytorch.org.",
     ),
 }

@@ -21,15 +21,46 @@ from gpuenv.plan.model import EnvPlan, PackageChoice, Plan
 
 @dataclass(frozen=True)
 class Rendered:
-    """What an installer reads: files by name, and the commands that use them."""
+    """What an installer reads: files by name, and the commands that use them.
+
+    Commands are runnable as printed: they name the files where `-o` wrote them, or carry
+    everything inline. When an installer cannot do without its files (pixi.toml, a Dockerfile)
+    and they were not written, `needs_files` is set and the commands name them under `DIR`."""
 
     files: dict[str, str] = field(default_factory=dict)
     commands: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    needs_files: bool = False
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where the plan lands: the folder its files were written to (None: not written), and the
+    environment the user named with --python (None: a new one is created)."""
+
+    folder: str | None = None
+    interpreter: str | None = None
+
+    def file(self, name: str) -> str:
+        """A written file as a command names it (DIR/name when the files were not written)."""
+        folder = self.folder if self.folder is not None else "DIR"
+        return name if folder in ("", ".") else f"{folder.rstrip('/')}/{name}"
 
 
 def q(text: str) -> str:
     return shlex.quote(text)
+
+
+def windows(plan: Plan) -> bool:
+    return plan.target.platform.startswith("windows")
+
+
+def with_env(plan: Plan, name: str, value: str, command: str) -> str:
+    """`command` run with an environment variable set, in the target's shell: POSIX sh, or
+    PowerShell on Windows (cmd.exe users: `set NAME=value` first)."""
+    if windows(plan):
+        return f'$env:{name}="{value}"; {command}'
+    return f"{name}={value} {command}"
 
 
 def target_line(plan: Plan) -> str:
@@ -60,16 +91,29 @@ def env_file(plan: Plan, env: EnvPlan, stem: str, suffix: str) -> str:
     return f"{stem}{suffix}" if len(plan.envs) == 1 else f"{stem}-{env.name}{suffix}"
 
 
+def pip_packages(env: EnvPlan, exclusive: bool = False) -> list[PackageChoice]:
+    """The wheels one pip line installs: not conda's, not built from source, and (unless
+    `exclusive`: uv routes each package to its index) not those needing an index of their own."""
+    return [
+        p
+        for p in env.packages
+        if p.conda is None and p.source_build is None and (exclusive or not p.exclusive_index)
+    ]
+
+
 def index_lines(env: EnvPlan) -> list[str]:
     """PyTorch's (or NVIDIA's) indexes as extra indexes: the pinned local labels (+cu121) exist
     only there, and everything else still comes from the installer's own index."""
-    out = [f"--extra-index-url {url}" for url in env.index_urls]
-    out += [f"--find-links {url}" for url in env.find_links]
+    packages = pip_packages(env)
+    out = [
+        f"--extra-index-url {url}" for url in dict.fromkeys(p.index_url for p in packages) if url
+    ]
+    out += [f"--find-links {url}" for url in dict.fromkeys(p.find_links for p in packages) if url]
     return out
 
 
-def requirement_lines(env: EnvPlan) -> list[str]:
-    return [p.requirement for p in env.packages] + list(env.carried)
+def requirement_lines(env: EnvPlan, exclusive: bool = False) -> list[str]:
+    return [p.requirement for p in pip_packages(env, exclusive)] + list(env.carried)
 
 
 def python_command(plan: Plan) -> str:
@@ -81,7 +125,8 @@ def python_command(plan: Plan) -> str:
 
 
 def pip_args(packages: Sequence[PackageChoice], env: EnvPlan) -> str:
-    reqs = " ".join(q(r) for r in [p.requirement for p in packages] + list(env.carried))
+    shown = [p for p in packages if p in pip_packages(env)]
+    reqs = " ".join(q(r) for r in [p.requirement for p in shown] + list(env.carried))
     flags = " ".join(q(part) for line in index_lines(env) for part in line.split(" ", 1))
     return f"{reqs} {flags}".strip()
 

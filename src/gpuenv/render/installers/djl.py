@@ -5,7 +5,7 @@ on the library path, and the environment.yml of that env."""
 from __future__ import annotations
 
 from gpuenv.plan.model import DjlPlan, Plan
-from gpuenv.render.installers.common import Rendered, header, q
+from gpuenv.render.installers.common import Rendered, Where, header, q
 
 ENV_NAME = "djl-cuda"
 
@@ -47,7 +47,10 @@ def launcher_cmd(plan: Plan, djl: DjlPlan) -> str:
     return "\r\n".join(lines) + "\r\n"
 
 
-def render_djl(plan: Plan) -> Rendered:
+def render_djl(plan: Plan, where: Where | None = None) -> Rendered:
+    """A launcher script (and a conda env for CUDA): files the commands need, so without -o
+    they name DIR."""
+    where = where or Where()
     djl = plan.djl
     if djl is None:
         return Rendered()
@@ -57,11 +60,13 @@ def render_djl(plan: Plan) -> Rendered:
             launcher_cmd(plan, djl) if windows else launcher_sh(plan, djl)
         )
     }
-    launcher = next(iter(files))
+    launcher = where.file(next(iter(files)))
     commands = [
-        f".\\{launcher} path\\to\\QuPath.exe" if windows else f"./{launcher} /path/to/QuPath"
+        f"{launcher.replace('/', chr(92))} path\\to\\QuPath.exe"
+        if windows
+        else f"{launcher if '/' in launcher else './' + launcher} /path/to/QuPath"
     ]
     if djl.cuda:
         files["environment-djl.yml"] = djl_environment_yml(plan, djl)
-        commands.insert(0, "conda env create -f environment-djl.yml")
-    return Rendered(files=files, commands=tuple(commands))
+        commands.insert(0, f"conda env create -f {where.file('environment-djl.yml')}")
+    return Rendered(files=files, commands=tuple(commands), needs_files=where.folder is None)

@@ -4,7 +4,7 @@ the host driver), a venv with the image's Python, and the planned requirements i
 from __future__ import annotations
 
 from gpuenv.plan.model import Plan
-from gpuenv.render.installers.common import Rendered, carried, env_file, header
+from gpuenv.render.installers.common import Rendered, Where, carried, env_file, header, q
 from gpuenv.render.installers.pip import requirements_txt
 
 
@@ -35,7 +35,8 @@ def _short(text: str) -> str:
     return f"{first} (+{rest} driver-branch alternatives)" if rest else first
 
 
-def render_docker(plan: Plan) -> Rendered:
+def render_docker(plan: Plan, where: Where | None = None) -> Rendered:
+    where = where or Where()
     files: dict[str, str] = {}
     names = []
     for env in plan.envs[:1]:
@@ -43,8 +44,9 @@ def render_docker(plan: Plan) -> Rendered:
         files[name] = requirements_txt(plan, env)
         names.append(name)
     files["Dockerfile"] = dockerfile(plan, names)
+    folder = where.folder if where.folder is not None else "DIR"
     commands = (
-        "docker build -t gpu-env .",
+        f"docker build -t gpu-env {q(folder)}",
         'docker run --rm --gpus all gpu-env python -c "import sys; print(sys.version)"',
     )
     notes: list[str] = []
@@ -53,10 +55,26 @@ def render_docker(plan: Plan) -> Rendered:
             "The plan needs several envs; this Dockerfile builds the first. Plan the others "
             "in images of their own."
         )
+    built = [p.name for env in plan.envs[:1] for p in env.packages if p.source_build]
+    if built:
+        notes.append(
+            f"Built from source, so not in this image: {', '.join(built)}. A build needs nvcc: "
+            "use NVIDIA's -devel image of the same CUDA and run the plan's build command in it."
+        )
+    exclusive = [p for env in plan.envs[:1] for p in env.packages if p.exclusive_index]
+    if exclusive:
+        notes.append(
+            "Install "
+            + ", ".join(f"{p.requirement} from {p.index_url}" for p in exclusive)
+            + " with --no-deps --index-url in a RUN line of its own: the package index has the "
+            "same version built for another CUDA."
+        )
     local = [c.text for env in plan.envs[:1] for c in carried(env) if c.requirement is None]
     if local:
         notes.append(
             "Local paths in the requirements are not in the image: COPY them in before the "
             f"pip install line ({', '.join(local)})."
         )
-    return Rendered(files=files, commands=commands, notes=tuple(notes))
+    return Rendered(
+        files=files, commands=commands, notes=tuple(notes), needs_files=where.folder is None
+    )

@@ -4,8 +4,10 @@ the commands that create the env and install it."""
 from __future__ import annotations
 
 from gpuenv.plan.model import EnvPlan, Plan
+from gpuenv.render.installers.builds import build_notes, later_commands
 from gpuenv.render.installers.common import (
     Rendered,
+    Where,
     env_file,
     header,
     index_lines,
@@ -22,21 +24,44 @@ def requirements_txt(plan: Plan, env: EnvPlan) -> str:
         lines.append(f"# environment {env.name} of {len(plan.envs)}")
     lines += index_lines(env)
     lines += requirement_lines(env)
+    lines += [f"# {line}" for line in separately(env)]
     return "\n".join(lines) + "\n"
 
 
-def render_pip(plan: Plan) -> Rendered:
+def separately(env: EnvPlan) -> list[str]:
+    """What the file leaves to the commands after it (an index of its own, a source build)."""
+    out = []
+    for package in env.packages:
+        if package.conda is not None:
+            continue
+        if package.source_build is not None:
+            out.append(f"{package.requirement}: built from source by a command of the plan")
+        elif package.exclusive_index:
+            out.append(f"{package.requirement}: installed from {package.index_url} by a command")
+    return out
+
+
+def render_pip(plan: Plan, where: Where | None = None) -> Rendered:
+    """requirements.txt per env; commands that install into the env named with --python, or
+    create a venv first. Without -o the install line carries the requirements itself."""
+    where = where or Where()
     files: dict[str, str] = {}
     commands: list[str] = []
-    python = python_command(plan)
-    notes: list[str] = []
     for env in plan.envs:
         name = env_file(plan, env, "requirements", ".txt")
         files[name] = requirements_txt(plan, env)
-        venv = _in_venv(plan, ".venv" if len(plan.envs) == 1 else f".venv-{env.name}")
-        commands += [f"{python} -m venv {q(venv[0])}", f"{venv[1]} -m pip install -r {q(name)}"]
-        notes.append(f"without the file: {venv[1]} -m pip install {pip_args(env.packages, env)}")
-    return Rendered(files=files, commands=tuple(commands), notes=tuple(notes))
+        if where.interpreter and len(plan.envs) == 1:
+            python = q(where.interpreter)
+        else:
+            venv, python = _in_venv(plan, ".venv" if len(plan.envs) == 1 else f".venv-{env.name}")
+            commands.append(f"{python_command(plan)} -m venv {q(venv)}")
+        source = (
+            f"-r {q(where.file(name))}" if where.folder is not None else pip_args(env.packages, env)
+        )
+        commands.append(f"{python} -m pip install {source}")
+        commands += later_commands(plan, env, f"{python} -m pip install")
+    notes = tuple(n for env in plan.envs for n in build_notes(env))
+    return Rendered(files=files, commands=tuple(commands), notes=notes)
 
 
 def _in_venv(plan: Plan, venv: str) -> tuple[str, str]:

@@ -8,7 +8,16 @@ import json
 from packaging.utils import canonicalize_name
 
 from gpuenv.plan.model import EnvPlan, Plan
-from gpuenv.render.installers.common import Rendered, carried, header, marker_holds, q
+from gpuenv.render.installers.builds import build_notes
+from gpuenv.render.installers.common import (
+    Rendered,
+    Where,
+    carried,
+    header,
+    marker_holds,
+    q,
+    with_env,
+)
 from gpuenv.render.installers.conda import cuda_version_pin
 
 PIXI_PLATFORMS = {
@@ -42,7 +51,7 @@ def pixi_toml(plan: Plan, env: EnvPlan) -> str:
 
 
 def _pypi(plan: Plan, env: EnvPlan) -> list[str]:
-    wheels = [p for p in env.packages if p.conda is None]
+    wheels = [p for p in env.packages if p.conda is None and p.source_build is None]
     others = _carried(plan, env)
     if not wheels and not others:
         return []
@@ -52,7 +61,12 @@ def _pypi(plan: Plan, env: EnvPlan) -> list[str]:
             f", extras = [{', '.join(_s(e) for e in package.extras)}]" if package.extras else ""
         )
         index = f", index = {_s(package.index_url)}" if package.index_url else ""
-        out.append(f"{package.name} = {{ version = {_s('==' + package.version)}{extras}{index} }}")
+        source = (
+            f"url = {_s(package.url)}"
+            if package.url
+            else f"version = {_s('==' + package.version)}{index}"
+        )
+        out.append(f"{package.name} = {{ {source}{extras} }}")
     out += others
     if env.find_links:
         out += ["", "[pypi-options]", f"find-links = [{', '.join(_fl(u) for u in env.find_links)}]"]
@@ -98,15 +112,31 @@ def _s(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def render_pixi(plan: Plan) -> Rendered:
+def render_pixi(plan: Plan, where: Where | None = None) -> Rendered:
+    """pixi.toml per env; pixi reads nothing else, so without -o the commands name DIR."""
+    where = where or Where()
     files: dict[str, str] = {}
     commands: list[str] = []
-    override = (
-        f"CONDA_OVERRIDE_CUDA={plan.conda_override_cuda} " if plan.conda_override_cuda else ""
-    )
+    override = plan.conda_override_cuda
     for env in plan.envs:
         name = "pixi.toml" if len(plan.envs) == 1 else f"{env.name}/pixi.toml"
         files[name] = pixi_toml(plan, env)
-        manifest = f" --manifest-path {q(name)}" if name != "pixi.toml" else ""
-        commands.append(f"{override}pixi install{manifest}")
-    return Rendered(files=files, commands=tuple(commands))
+        command = f"pixi install --manifest-path {q(where.file(name))}"
+        commands.append(
+            with_env(plan, "CONDA_OVERRIDE_CUDA", override, command) if override else command
+        )
+    notes = []
+    for env in plan.envs:
+        if any(p.source_build for p in env.packages):
+            notes.append(
+                "pixi.toml cannot build a package from source with its variables: after "
+                "`pixi install`, run the build in the env (`pixi run --manifest-path ... "
+                "python -m pip install ...` with the variables below, after `pixi add pip`)."
+            )
+        notes += [n for n in build_notes(env) if "installed from" not in n]
+    return Rendered(
+        files=files,
+        commands=tuple(commands),
+        notes=tuple(notes),
+        needs_files=where.folder is None,
+    )

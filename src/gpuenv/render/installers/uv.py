@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 
 from gpuenv.plan.model import EnvPlan, Plan
+from gpuenv.render.installers.builds import build_notes, later_commands
 from gpuenv.render.installers.common import (
     Carried,
     Rendered,
+    Where,
     carried,
     env_file,
     header,
@@ -31,22 +33,30 @@ def torch_backend(env: EnvPlan) -> str | None:
     return label if label and (label == "cpu" or label.startswith("cu")) else None
 
 
-def render_uv(plan: Plan) -> Rendered:
+def render_uv(plan: Plan, where: Where | None = None) -> Rendered:
+    where = where or Where()
     files: dict[str, str] = {}
     commands: list[str] = []
     for env in plan.envs:
-        venv = ".venv" if len(plan.envs) == 1 else f".venv-{env.name}"
-        python = f" --python {env.python}" if env.python else ""
-        commands.append(f"uv venv{python} {q(venv)}")
+        if where.interpreter and len(plan.envs) == 1:
+            venv = where.interpreter
+        else:
+            venv = ".venv" if len(plan.envs) == 1 else f".venv-{env.name}"
+            python = f" --python {env.python}" if env.python else ""
+            commands.append(f"uv venv{python} {q(venv)}")
         commands.append(_install_line(env, venv))
+        # uv takes a package from the first --index that has it: no separate install needed
+        install = f"uv pip install --python {q(venv)}"
+        commands += later_commands(plan, env, install, exclusive=False)
         files[env_file(plan, env, "requirements", ".txt")] = requirements_txt(plan, env)
         files[env_file(plan, env, "pyproject.gpuenv", ".toml")] = pyproject_fragment(plan, env)
-    return Rendered(files=files, commands=tuple(commands))
+    notes = tuple(n for env in plan.envs for n in build_notes(env) if "installed from" not in n)
+    return Rendered(files=files, commands=tuple(commands), notes=notes)
 
 
 def _install_line(env: EnvPlan, venv: str) -> str:
     backend = torch_backend(env)
-    reqs = " ".join(q(r) for r in requirement_lines(env))
+    reqs = " ".join(q(r) for r in requirement_lines(env, exclusive=True))
     parts = [f"uv pip install --python {q(venv)}"]
     if backend:
         parts.append(f"--torch-backend {backend}")
@@ -64,7 +74,7 @@ def pyproject_fragment(plan: Plan, env: EnvPlan) -> str:
         lines.append(f"requires-python = {_s(f'=={env.python}.*')}")
     others = carried(env)
     lines.append("dependencies = [")
-    lines += [f"  {_s(p.requirement)}," for p in env.packages]
+    lines += [f"  {_s(p.requirement)}," for p in env.packages if p.source_build is None]
     lines += [f"  {_s(c.text if c.requirement else str(c.name))}," for c in others if _named(c)]
     lines.append("]")
     lines += [

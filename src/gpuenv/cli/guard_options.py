@@ -1,0 +1,38 @@
+"""Options of the guard commands (lock, pin, unpin, guard, diff, restore)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpuenv.cli.options import seconds
+
+
+def env_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("which environment")
+    group.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the env's interpreter (default: the active venv/conda env, else python3)",
+    )
+    group.add_argument(
+        "--timeout",
+        type=seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds each probe command may take (default 10)",
+    )
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def lock_argument(parser: argparse.ArgumentParser, required: bool) -> None:
+    from pathlib import Path
+
+    if required:
+        parser.add_argument("lock", type=Path, metavar="LOCK", help="a lock file from gpuenv lock")
+    else:
+        parser.add_argument(
+            "--lock",
+            type=Path,
+            metavar="FILE",
+            help="the lock to hold the env to (default: a fresh lock of the env now)",
+        )

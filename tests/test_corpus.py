@@ -1,0 +1,231 @@
+"""The real-world corpus (corpus/*.jsonl) is well formed and large enough to measure `explain`.
+
+Each line of corpus/error-cases.jsonl is one real failure from a public tracker; each line of
+corpus/pasted-reports.jsonl is one real diagnostic output pasted into a public thread. These
+tests check the shape of every line, the fixed cause vocabulary, the report kinds, the id space
+(shared with the development split under shared/corpus when that is present) and the size floors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuenv.diagnose.findings import CAUSES as DOCTOR_CAUSES
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "corpus"
+CASES_FILE = CORPUS / "error-cases.jsonl"
+REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
+# The development split lives outside the repository; its ids must not be reused when it is there.
+DEV_DIRS = [ROOT / "shared" / "corpus", ROOT.parents[1] / "shared" / "corpus"]
+
+CAUSES = frozenset(DOCTOR_CAUSES)
+# Causes that may stay under the per-cause floor.
+RARE_CAUSES = frozenset({"other", "out_of_memory"})
+KINDS = frozenset(
+    {
+        "collect_env",
+        "nvidia_smi",
+        "nvidia_smi_query",
+        "nvidia_smi_q",
+        "nvcc",
+        "tf_build_info",
+        "jax_env",
+        "conda_info",
+        "pip_list",
+        "jetson_release",
+        "docker_info",
+    }
+)
+CASE_FIELDS = ("id", "source", "error_text", "context", "cause", "fix", "confidence", "retrieved")
+REPORT_FIELDS = ("id", "kind", "source", "text", "diagnosis", "retrieved")
+MIN_CASES = 300
+MIN_REPORTS = 60
+MIN_PER_CAUSE = 8
+MAX_ERROR_TEXT = 4200
+
+ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+GITHUB_SOURCE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*#[1-9][0-9]*")
+URL_SOURCE_RE = re.compile(r"https?://[^\s/]+\.[^\s/]+(?:/\S*)?")
+DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+# Host names of package registries are written as <index> in the corpus.
+REGISTRY_HOST_RE = re.compile(
+    r"(?i)\b(?:(?:files\.)?pythonhosted\.org|(?:upload\.|test\.)?pypi\.(?:org|python\.org)"
+    r"|(?:deb|security|ftp)\.debian\.org|registry\.npmjs\.org)\b"
+)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        assert line.strip(), f"{path.name}:{number}: empty line"
+        row = json.loads(line)
+        assert isinstance(row, dict), f"{path.name}:{number}: not a JSON object"
+        rows.append(row)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[dict[str, Any]]:
+    return _read_jsonl(CASES_FILE)
+
+
+@pytest.fixture(scope="module")
+def reports() -> list[dict[str, Any]]:
+    return _read_jsonl(REPORTS_FILE)
+
+
+def _dev_ids() -> set[str]:
+    ids: set[str] = set()
+    for folder in DEV_DIRS:
+        for name in ("error-cases.dev.jsonl", "pasted-reports.dev.jsonl"):
+            path = folder / name
+            if path.is_file():
+                ids.update(str(row["id"]) for row in _read_jsonl(path))
+    return ids
+
+
+def _is_expected_value(value: Any) -> bool:
+    if value is None or isinstance(value, (str, bool)):
+        return True
+    if isinstance(value, list):
+        return all(isinstance(item, str) for item in value)
+    return False
+
+
+def check_case(row: dict[str, Any]) -> list[str]:
+    """The problems of one error case (an empty list when it is well formed)."""
+    problems = [
+        f"missing or non-string field {name!r}"
+        for name in CASE_FIELDS
+        if not isinstance(row.get(name), str)
+    ]
+    if problems:
+        return problems
+    if not ID_RE.fullmatch(row["id"]):
+        problems.append(f"id {row['id']!r} is not kebab-case")
+    if not (GITHUB_SOURCE_RE.fullmatch(row["source"]) or URL_SOURCE_RE.fullmatch(row["source"])):
+        problems.append(f"source {row['source']!r} is neither owner/repo#N nor an http(s) URL")
+    if row["cause"] not in CAUSES:
+        problems.append(f"cause {row['cause']!r} is not in the vocabulary")
+    if row["confidence"] not in ("high", "medium"):
+        problems.append(f"confidence {row['confidence']!r} is not high or medium")
+    if not row["error_text"].strip():
+        problems.append("error_text is empty")
+    if len(row["error_text"]) > MAX_ERROR_TEXT:
+        problems.append(f"error_text has {len(row['error_text'])} characters")
+    if not row["fix"].strip():
+        problems.append("fix is empty")
+    if not DATE_RE.fullmatch(row["retrieved"]):
+        problems.append(f"retrieved {row['retrieved']!r} is not YYYY-MM-DD")
+    return problems
+
+
+def check_report(row: dict[str, Any]) -> list[str]:
+    """The problems of one pasted report (an empty list when it is well formed)."""
+    problems = [
+        f"missing or non-string field {name!r}"
+        for name in REPORT_FIELDS
+        if not isinstance(row.get(name), str)
+    ]
+    if problems:
+        return problems
+    if not ID_RE.fullmatch(row["id"]):
+        problems.append(f"id {row['id']!r} is not kebab-case")
+    if not (GITHUB_SOURCE_RE.fullmatch(row["source"]) or URL_SOURCE_RE.fullmatch(row["source"])):
+        problems.append(f"source {row['source']!r} is neither owner/repo#N nor an http(s) URL")
+    if row["kind"] not in KINDS:
+        problems.append(f"kind {row['kind']!r} is not a known report kind")
+    if not row["text"].strip():
+        problems.append("text is empty")
+    expected = row.get("expected")
+    if not isinstance(expected, dict) or not expected:
+        problems.append("expected is not a non-empty object")
+    else:
+        for key, value in expected.items():
+            if not _is_expected_value(value):
+                problems.append(
+                    f"expected[{key!r}] is not a string, list of strings, boolean or null"
+                )
+    if not DATE_RE.fullmatch(row["retrieved"]):
+        problems.append(f"retrieved {row['retrieved']!r} is not YYYY-MM-DD")
+    return problems
+
+
+def test_every_case_is_well_formed(cases: list[dict[str, Any]]) -> None:
+    bad = {
+        row.get("id", f"line {n}"): p for n, row in enumerate(cases, 1) if (p := check_case(row))
+    }
+    assert not bad, bad
+
+
+def test_every_report_is_well_formed(reports: list[dict[str, Any]]) -> None:
+    bad = {
+        row.get("id", f"line {n}"): p
+        for n, row in enumerate(reports, 1)
+        if (p := check_report(row))
+    }
+    assert not bad, bad
+
+
+def test_checks_reject_bad_lines() -> None:
+    good_case = {
+        "id": "a-case",
+        "source": "owner/repo#12",
+        "error_text": "RuntimeError: CUDA error",
+        "context": "",
+        "cause": "driver_too_old",
+        "fix": "Update the driver.",
+        "confidence": "high",
+        "retrieved": "2026-11-23",
+    }
+    assert check_case(good_case) == []
+    assert check_case({**good_case, "cause": "bad_luck"})
+    assert check_case({**good_case, "source": "owner/repo"})
+    assert check_case({**good_case, "id": "Not_Kebab"})
+    assert check_case({**good_case, "confidence": "low"})
+    assert check_case({key: value for key, value in good_case.items() if key != "fix"})
+    assert check_case({**good_case, "context": None})
+    good_report = {
+        "id": "a-report",
+        "kind": "nvcc",
+        "source": "https://example.org/thread",
+        "text": "Cuda compilation tools, release 12.4, V12.4.131",
+        "expected": {"cuda_version": "12.4", "gpus": ["A"], "ok": True, "x": None},
+        "diagnosis": "",
+        "retrieved": "2026-11-23",
+    }
+    assert check_report(good_report) == []
+    assert check_report({**good_report, "kind": "dmesg"})
+    assert check_report({**good_report, "expected": {"gpus": [1]}})
+    assert check_report({**good_report, "expected": {"count": 2}})
+    assert check_report({**good_report, "expected": {}})
+
+
+def test_ids_are_unique_and_new(cases: list[dict[str, Any]], reports: list[dict[str, Any]]) -> None:
+    counts = Counter(str(row["id"]) for row in [*cases, *reports])
+    assert [name for name, n in counts.items() if n > 1] == []
+    assert sorted(set(counts) & _dev_ids()) == []
+
+
+def test_no_registry_host_names(cases: list[dict[str, Any]], reports: list[dict[str, Any]]) -> None:
+    texts = [json.dumps(row, ensure_ascii=False) for row in [*cases, *reports]]
+    assert [t[:80] for t in texts if REGISTRY_HOST_RE.search(t)] == []
+
+
+def test_corpus_is_large_enough(cases: list[dict[str, Any]], reports: list[dict[str, Any]]) -> None:
+    assert len(cases) >= MIN_CASES
+    assert len(reports) >= MIN_REPORTS
+    per_cause = Counter(str(row["cause"]) for row in cases)
+    thin = {
+        cause: per_cause[cause]
+        for cause in CAUSES - RARE_CAUSES
+        if per_cause[cause] < MIN_PER_CAUSE
+    }
+    assert thin == {}
