@@ -31,7 +31,8 @@ def test_check_from_python_reports_a_framework_that_is_not_installed() -> None:
     reported as not installed, without a process started."""
     from gpuenv.whatif import declared_snapshot
 
+    importlib.import_module("gpuenv.check")  # the subpackage must not shadow the API
     snapshot = declared_snapshot(gpuenv.WhatIf(python_version="3.11"), gpuenv.default_kb())
-    report = gpuenv.check(snapshot, frameworks=["torch"])
+    report = gpuenv.check_env(snapshot, frameworks=["torch"])
     [torch] = report.frameworks
     assert (torch.outcome, torch.status, report.exit_code) == ("not_installed", "failed", 1)

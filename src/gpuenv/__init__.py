@@ -7,8 +7,9 @@ fast:
 - `doctor(snapshot, kb=None)`: the stack's floors and the findings, each with evidence and a fix
   (named for the command: `gpuenv.diagnose` is the subpackage that holds the rules)
 - `make_plan(request, snapshot, kb, installer)`: versions that fit, with reasons
-- `check(python=..., frameworks=..., bench=...)`: each framework's GPU checks, run in the env
-  (a `CheckReport`: per framework, device and step, with timings and bench figures)
+- `check_env(python=..., frameworks=..., bench=...)`: each framework's GPU checks, run in the
+  env (a `CheckReport`: per framework, device and step, with timings and bench figures; named
+  so that the subpackage `gpuenv.check` cannot shadow it)
 - `default_kb()` / `load_kb(...)`: the knowledge base
 - `Snapshot`, `WhatIf`: the facts document and the what-if flags
 """
@@ -23,7 +24,7 @@ from gpuenv._version import __version__
 _WHERE = {
     "Snapshot": "gpuenv.facts",
     "WhatIf": "gpuenv.whatif",
-    "check": "gpuenv.api",
+    "check_env": "gpuenv.api",
     "default_kb": "gpuenv.kb",
     "doctor": "gpuenv.api",
     "load_kb": "gpuenv.kb",

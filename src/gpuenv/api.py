@@ -65,7 +65,7 @@ def doctor(snapshot: Snapshot, kb: KnowledgeBase | None = None) -> Diagnosis:
     return diagnose(snapshot, kb or default_kb())
 
 
-def check(
+def check_env(
     snapshot: Snapshot | None = None,
     *,
     python: str | None = None,

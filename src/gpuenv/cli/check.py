@@ -70,10 +70,10 @@ def _device(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuenv.api import check
+    from gpuenv.api import check_env
     from gpuenv.render.check import check_document, render_text
 
-    report = check(
+    report = check_env(
         python=args.python,
         frameworks=args.framework,
         device=args.device,
