@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import sys
+
+import pytest
 
 import gpuenv
 
@@ -26,13 +29,11 @@ def test_every_public_name_resolves() -> None:
         assert getattr(gpuenv, name) is not None
 
 
+@pytest.mark.real
 def test_check_from_python_reports_a_framework_that_is_not_installed() -> None:
-    """No child runs: the snapshot (declared) holds no framework, so --framework torch is
-    reported as not installed, without a process started."""
-    from gpuenv.whatif import declared_snapshot
-
+    """gpuenv's own interpreter, which holds no torch: asked for, tried, not installed."""
     importlib.import_module("gpuenv.check")  # the subpackage must not shadow the API
-    snapshot = declared_snapshot(gpuenv.WhatIf(python_version="3.11"), gpuenv.default_kb())
-    report = gpuenv.check_env(snapshot, frameworks=["torch"])
+    report = gpuenv.check_env(python=sys.executable, frameworks=["torch"])
     [torch] = report.frameworks
     assert (torch.outcome, torch.status, report.exit_code) == ("not_installed", "failed", 1)
+    assert torch.error == f"torch is not installed in {sys.executable}"

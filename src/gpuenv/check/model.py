@@ -21,7 +21,7 @@ StepStatus = Literal["pass", "fail", "skip"]
 # How the framework's child process ended
 Outcome = Literal[
     "finished",  # it printed its document
-    "not_installed",  # the snapshot shows no such framework in the env (asked for by --framework)
+    "not_installed",  # asked for by --framework, not in the snapshot, and its import finds none
     "timed_out",  # killed at --timeout
     "crashed",  # ended by a signal (abort, segfault) or exited without a document
     "garbled",  # printed something that is not a check document

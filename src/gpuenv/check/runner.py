@@ -13,13 +13,13 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 from gpuenv.check.explain_adapter import explainer
 from gpuenv.check.judge import Context, judge, machine_has_gpu
 from gpuenv.check.model import FRAMEWORKS, CheckReport, DriverGpu
-from gpuenv.check.parse import ChildReport, RawRun, read_run
+from gpuenv.check.parse import RawRun, read_run
 from gpuenv.edges import process
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import Snapshot
@@ -61,12 +61,10 @@ def run_check(
     vision = snapshot.framework("torchvision") is not None
     runs: list[RawRun] = []
     for name in wanted:
-        if name not in present:
-            runs.append(_not_installed(name, interpreter))
-            continue
         if progress:
             progress(f"checking {name} (at most {options.timeout:g} s) …")
-        runs.append(run_framework(interpreter, name, options, torchvision=vision))
+        run = run_framework(interpreter, name, options, torchvision=vision)
+        runs.append(run if name in present else _absent(run, interpreter))
         if progress:
             progress(f"{name}: {runs[-1].error or 'finished'} ({runs[-1].seconds:.1f} s)")
     driver_gpus = tuple(DriverGpu(g.index, g.name, g.compute_capability) for g in snapshot.gpus)
@@ -98,13 +96,15 @@ def _target(snapshot: Snapshot) -> tuple[str, str | None]:
     return interpreter, env.python_version
 
 
-def _not_installed(name: str, interpreter: str) -> RawRun:
-    return RawRun(
-        name,
-        "not_installed",
-        0.0,
-        ChildReport(),
-        error=f"{name} is not installed in {interpreter}",
+def _absent(run: RawRun, interpreter: str) -> RawRun:
+    """A framework asked for that the snapshot did not find, run all the same (PYTHONPATH or a
+    .pth file may still make it importable): when its import finds no such module, it is not
+    installed."""
+    missing = f"ModuleNotFoundError: No module named '{run.framework}'"
+    if not any(s.name == "import" and s.detail == missing for s in run.report.steps):
+        return run
+    return replace(
+        run, outcome="not_installed", error=f"{run.framework} is not installed in {interpreter}"
     )
 
 
