@@ -155,6 +155,13 @@ def test_a_hang_in_the_import_is_a_failed_import_after_the_timeout() -> None:
         ('{"check_version": 1, "steps": [', "printed a document that cannot be read"),
         ('{"check_version": 2}', "printed a check document of version 2, not 1"),
         ('{"check_version"' + "[" * 100000, "printed a document that cannot be read"),
+        (  # a document larger than what the process gateway keeps: its middle was cut out
+            '{"check_version": 1, "steps": ['
+            + '{"step": "x"},' * 1000
+            + "\n[gpuenv: 123456 bytes of output cut here]\n"
+            + '{"step": "y"}], "bench": []}',
+            "printed a document that cannot be read",
+        ),
     ],
 )
 def test_garbled_output_is_that_frameworks_failure(stdout: str, why: str) -> None:
