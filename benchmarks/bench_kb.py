@@ -1,5 +1,5 @@
-"""Benchmark: loading the knowledge base (target: < 50 ms), from the compiled copy and from the
-TOML sources, each in a fresh process so nothing is cached in memory.
+"""Benchmark: loading the knowledge base (target: < 10 ms from the compiled copy), from that copy
+and from the TOML sources, each in a fresh process so nothing is cached in memory.
 
     python benchmarks/bench_kb.py [--runs N]
 """

@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from gpuenv.kb.index_client import (
+from gpuenv.kbtools.index_client import (
     IndexUnavailable,
     parse_project_page,
     pip_index_url,

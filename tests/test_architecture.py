@@ -10,6 +10,8 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src" / "gpuenv"
 PURE = [
     "diagnose",
+    "explain",
+    "parse",
     "kb",
     "plan",
     "render",
@@ -35,8 +37,8 @@ PURE = [
     "guard/outcomes.py",
 ]
 FORBIDDEN_MODULES = {"subprocess", "ctypes", "gpuenv.probe"}
-# kb/refresh.py and kb/index_client.py are the maintainer's network tools, not judgement code.
-EXEMPT = {"kb/refresh.py", "kb/index_client.py"}
+# What gpuenv loads at run time never imports the maintainer's tools (they reach the network).
+RUNTIME_FORBIDDEN = {"gpuenv.kbtools"}
 
 
 def _python_files() -> list[Path]:
@@ -44,7 +46,7 @@ def _python_files() -> list[Path]:
     for name in PURE:
         path = SRC / name
         files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
-    return [f for f in files if f.relative_to(SRC).as_posix() not in EXEMPT]
+    return files
 
 
 @pytest.mark.parametrize("path", _python_files(), ids=lambda p: p.relative_to(SRC).as_posix())
@@ -81,9 +83,43 @@ OPENS_FILES = {
     "probe/target.py": "reads its own packaged script",
     "kb/loader.py": "packaged knowledge-base files",
     "kb/compiled.py": "packaged knowledge-base files",
-    "kb/refresh.py": "the maintainer's refresh reads the packaged table it rewrites",
-    "kb/toml_writer.py": "the maintainer's refresh writes packaged tables",
+    "kbtools/refresh.py": "the maintainer's refresh reads the packaged table it rewrites",
+    "kbtools/archs.py": "reads the packaged binaries.toml it merges rows into",
 }
+
+
+def _imports(tree: ast.AST) -> set[str]:
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return names | {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in ALL_FILES if p.relative_to(SRC).parts[0] not in ("kbtools", "cli")],
+    ids=lambda p: p.relative_to(SRC).as_posix(),
+)
+def test_runtime_code_does_not_import_the_maintainer_tools(path: Path) -> None:
+    imports = _imports(ast.parse(path.read_text(encoding="utf-8")))
+    bad = [i for i in imports if any(i == m or i.startswith(m + ".") for m in RUNTIME_FORBIDDEN)]
+    assert not bad, f"{path.relative_to(SRC)} imports {bad}: the maintainer's tools"
+
+
+def test_the_knowledge_base_modules_import_no_cycle() -> None:
+    """kb/ modules form no import cycle (the loader uses the compiled copy, never the reverse)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted((SRC / "kb").rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        graph[name] = {i for i in _imports(ast.parse(path.read_text(encoding="utf-8")))}
+    for name in graph:
+        graph[name] = {i for i in graph[name] if i in graph}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        nexts = graph[start] - seen
+        return any(n == goal or reaches(n, goal, seen | {n}) for n in nexts)
+
+    cyclic = sorted(name for name in graph if reaches(name, name, set()))
+    assert not cyclic, f"import cycle among {cyclic}"
 
 
 def _calls(tree: ast.AST) -> list[str]:
@@ -108,8 +144,7 @@ def _dotted(node: ast.expr) -> str:
 def test_children_run_only_through_the_process_gateway(path: Path) -> None:
     where = path.relative_to(SRC).as_posix()
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    imports = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imports |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imports = _imports(tree)
     if where != "edges/process.py":
         assert "subprocess" not in imports, f"{where} runs children outside edges/process.py"
     calls = set(_calls(tree))

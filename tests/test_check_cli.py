@@ -153,6 +153,8 @@ def test_hang_abort_and_missing_library_are_each_reported_while_the_others_run(
         "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory"
     )
     assert "Traceback" in imported["error"]
+    assert imported["cause"] == "missing_cuda_lib"  # through gpuenv.explain
+    assert imported["explanation"]["cause"] == "missing_cuda_lib"
 
     ort = found["onnxruntime"]  # its noise went to stderr; stdout stayed one document
     assert steps(ort)["import"]["status"] == "pass" and ort["status"] == "failed"

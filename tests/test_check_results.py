@@ -346,6 +346,20 @@ def test_error_texts_go_through_explain_when_it_is_there(fake_explain: list[str]
     assert [s.cause for s in crash.failed_steps] == ["gpu_arch_unsupported"]
 
 
+def test_the_real_explain_names_the_causes_of_the_fixtures_errors() -> None:
+    """gpuenv.explain (now on main) through the adapter: a cuDNN that cannot start, a CUDA
+    library the execution provider cannot load; a text it does not know gives no explanation."""
+    from gpuenv.check.explain_adapter import explain_error, explainer
+
+    tf = judged(load("tensorflow-a100-cudnn-fails"), explain=explainer(None))
+    assert [s.cause for s in tf.failed_steps] == ["cudnn_mismatch"]
+    ort = judged(load("onnxruntime-cuda-ep-falls-back"), explain=explainer(None))
+    [failed] = ort.failed_steps
+    assert failed.cause == "missing_cuda_lib" and failed.explanation is not None
+    assert failed.explanation.detail["schema"].startswith("gpuenv-explain/")
+    assert explain_error("hello world") is None
+
+
 def test_without_explain_the_adapter_answers_none(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpuenv.check import explain_adapter
 

@@ -128,7 +128,9 @@ def test_a_consistent_kb_passes(tmp_path: Path) -> None:
     report = seeded(tmp_path, consistent=True)
     cross = [p for p in report.problems if p.check != "loader"]
     assert cross == []
-    assert len(report.checks_run) == 6 and report.checks_skipped == ()
+    assert len(report.checks_run) == 6
+    assert len(report.checks_skipped) == 1
+    assert "patterns.toml [[pattern]] is absent" in report.checks_skipped[0]
 
 
 def test_a_cudnn_disagreement_names_both_values(tmp_path: Path) -> None:
@@ -147,7 +149,7 @@ def test_absent_tables_are_not_checked(tmp_path: Path) -> None:
     report = audit(load_kb(tmp_path, strict=False))
     assert report.ok and report.problems == ()
     assert report.checks_run == ("schema and provenance (loader)",)
-    assert len(report.checks_skipped) == 5
+    assert len(report.checks_skipped) == 6
     assert any("gpus.toml" in why for why in report.checks_skipped)
 
 

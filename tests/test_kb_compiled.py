@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from gpuenv.kb.compiled import COMPILED_NAME, compile_kb, load_compiled
+from gpuenv.kb.compiled import COMPILED_NAME, load_compiled
 from gpuenv.kb.loader import DATA_DIR, default_kb, load_kb
+from gpuenv.kbtools.compile import compile_kb
 
 
 def test_the_committed_copy_is_compiled_from_the_sources() -> None:

@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 from packaging.requirements import Requirement
 
 from gpuenv.errors import GpuenvError
-from gpuenv.kb import index_client as ic
-from gpuenv.kb import refresh as rf
+from gpuenv.index.http import RangeAnswer
 from gpuenv.kb.loader import DATA_DIR, parse_kb_file
 from gpuenv.kb.toml_writer import toml_document
+from gpuenv.kbtools import index_client as ic
+from gpuenv.kbtools import refresh as rf
+from gpuenv.kbtools.wheel_reader import Tally, WheelRead, WheelReader
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,11 +34,17 @@ ARM = ic.marker_environment("linux-aarch64", "3.11")
 
 
 class FakeIndex:
-    """Serves recorded pages by project and recorded .metadata files by name; 404 otherwise."""
+    """Serves recorded pages by project and recorded .metadata files by name; 404 otherwise,
+    and 404 for every range request (no wheel is served: see test_kb_refresh_range.py)."""
 
     def __init__(self, pages: dict[str, str]) -> None:
         self.pages = pages
         self.requests: list[str] = []
+        self.ranges: list[str] = []
+
+    def range(self, url: str, first: int | None, last: int, limit: int) -> RangeAnswer:
+        self.ranges.append(url)
+        return RangeAnswer(404, b"", 0, None, url)
 
     def __call__(self, url: str, accept: str) -> ic.Response:
         self.requests.append(url)
@@ -241,8 +249,11 @@ def test_index_url_from_pip_config_list_prefers_the_environment() -> None:
 
 def refreshed(tmp_path: Path, pages: dict[str, str], packages: list[str]) -> rf.RefreshReport:
     fake = FakeIndex(pages)
-    report = rf.refresh(packages, tmp_path / "wheels.toml", BASE, fetch=fake, now=NOW, workers=2)
-    assert report.requests == len(fake.requests)
+    report = rf.refresh(
+        packages, tmp_path / "wheels.toml", BASE, fetch=fake, fetch_range=fake.range, now=NOW
+    )
+    assert report.requests == len(fake.requests) + len(fake.ranges)
+    assert not any(url.endswith(".metadata") for url in fake.ranges)
     return report
 
 
@@ -251,11 +262,10 @@ def rows_of(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["package"], r["version"]): r for r in doc["release"]}
 
 
-def test_refresh_from_a_json_page_reads_one_metadata_file_per_platform(tmp_path: Path) -> None:
+def test_refresh_from_a_json_page_reads_pep_658_files_where_advertised(tmp_path: Path) -> None:
     report = refreshed(tmp_path, {"torch": "torch.json"}, ["torch"])
     rows = rows_of(report.out)
-    assert sorted(v for _, v in rows) == ["2.1.2", "2.10.0", "2.11.0"]  # 1.13.1 is out of range
-    assert report.requests == 1 + 3  # the page, 2.1.2 x86_64, 2.11.0 x86_64 and aarch64
+    assert sorted(v for _, v in rows) == ["1.13.1", "2.1.2", "2.10.0", "2.11.0"]
     old, new = rows[("torch", "2.1.2")], rows[("torch", "2.11.0")]
     assert (old["cuda"], old["cudnn"], old["nccl"]) == ("12.1", "8.9.2.26", "2.18.1")
     assert "cuda_aarch64" not in old
@@ -270,38 +280,34 @@ def test_refresh_from_a_json_page_reads_one_metadata_file_per_platform(tmp_path:
     assert (new["cuda"], new["cuda_aarch64"], new["requires_python"]) == ("13.0", "13.0", ">=3.10")
     assert new["locator"] == "torch 2.11.0 files and core metadata"
     assert new["metadata_read"] == ["linux-x86_64", "linux-aarch64"]
-    assert old["metadata_read"] == ["linux-x86_64"]  # 2.1.2 advertises no aarch64 metadata
+    assert new["metadata_via"] == old["metadata_via"] == "pep658"
+    assert old["metadata_read"] == ["linux-x86_64"]  # no aarch64 wheel of 2.1.2 could be read
     assert rows[("torch", "2.10.0")]["locator"] == "torch 2.10.0 files"
     assert "cuda" not in rows[("torch", "2.10.0")]
     assert "torch 2.10.0: no core metadata for linux-x86_64" in report.gaps
-    assert report.problems == ()
+    assert "torch 2.1.2: no core metadata for linux-aarch64" in report.gaps
+    # the wheels without a PEP 658 file were tried with range requests (the fake serves none)
+    assert any("torch-2.10.0-" in g and "HTTP 404" in g for g in report.gaps)
+    assert report.via == {"pep658": 3} and report.problems == ()
     kb_file, problems = parse_kb_file(report.out)
     assert problems == [] and kb_file is not None and kb_file.generated
 
 
-def test_refresh_from_an_html_page_probes_only_where_the_index_serves_metadata(
-    tmp_path: Path,
-) -> None:
+def test_refresh_from_an_html_page_reads_wheels_by_range_only(tmp_path: Path) -> None:
     report = refreshed(tmp_path, {"torch": "torch.html", "torchvision": "torchvision.html"}, [])
     assert report.rows_refreshed == 0  # an empty package list refreshes nothing
     report = refreshed(
         tmp_path, {"torch": "torch.html", "torchvision": "torchvision.html"}, ["torch"]
     )
     rows = rows_of(report.out)
-    assert rows[("torch", "2.1.2")]["cuda"] == "12.1"
-    assert rows[("torch", "2.11.0")]["cuda"] == "13.0"
-    # first pass: 3 releases x 2 platforms, best candidate each (cp311); x86_64 answered, so the
-    # second pass tries 2 more for 2.10.0 x86_64; no aarch64 metadata answered, so none there
-    # (the recorded cp312 aarch64 file of 2.11.0 is never asked for)
-    assert report.requests == 1 + 6 + 2
-    assert "cuda_aarch64" not in rows[("torch", "2.11.0")]
+    assert sorted(v for _, v in rows) == ["1.13.1", "2.1.2", "2.10.0", "2.11.0"]
+    assert report.metadata_read == 0 and report.via == {}
+    assert all("metadata_read" not in row for row in rows.values())
     assert "torch 2.11.0: no core metadata for linux-aarch64" in report.gaps
     report = refreshed(tmp_path, {"torchvision": "torchvision.html"}, ["torchvision"])
     rows = rows_of(report.out)
     assert rows[("torchvision", "0.15.0")]["yanked"] is True
-    assert rows[("torch", "2.11.0")]["cuda"] == "13.0"  # kept: only torchvision was refreshed
-    # no metadata answered the first pass, so the second is skipped: 1 page + 2 first tries
-    assert report.requests == 3
+    assert ("torch", "2.11.0") in rows  # kept: only torchvision was refreshed
     assert "requires_torch" not in rows[("torchvision", "0.16.2")]
     assert "metadata_read" not in rows[("torchvision", "0.16.2")]
 
@@ -314,13 +320,12 @@ def test_release_row_reads_the_torch_pin_of_torchvision() -> None:
     assert wheel is not None
     spec = rf.select_packages(["torchvision"])[0]
     release = rf.Release("torchvision", wheel.version, (wheel,), advertised=False)
-    read = {
-        "any": (wheel, metadata("torchvision-0.16.2-cp310-cp310-manylinux1_x86_64.whl.metadata"))
-    }
+    meta = metadata("torchvision-0.16.2-cp310-cp310-manylinux1_x86_64.whl.metadata")
+    read = {"any": (wheel, WheelRead(meta, "range"))}
     row, problems = rf.release_row(spec, release, read, NOW.date())
     assert problems == []
     assert row["requires_torch"] == "==2.1.2" and "pins" not in row
-    assert row["metadata_read"] == ["any"]
+    assert row["metadata_read"] == ["any"] and row["metadata_via"] == "range"
 
 
 def test_a_garbled_page_fails_cleanly_and_keeps_the_old_file(tmp_path: Path) -> None:
@@ -415,16 +420,30 @@ def test_pip_reports_an_index_url() -> None:
 
 
 @pytest.mark.network
-def test_committed_torch_rows_match_the_index(tmp_path: Path) -> None:
+def test_committed_torch_rows_match_the_index() -> None:
+    """Every torch release on the index has its row, with the same files; the newest release's
+    pins too (one wheel per Linux platform read with range requests: a few small requests)."""
+    spec = rf.select_packages(["torch"])[0]
     try:
-        report = rf.refresh(["torch"], tmp_path / "wheels.toml")
-    except GpuenvError as exc:
-        pytest.skip(f"the package index cannot be reached: {exc.message}: {exc.cause}")
-    fresh = {v: r for (p, v), r in rows_of(report.out).items() if p == "torch"}
+        base = ic.pip_index_url()
+        answer = ic.urllib_fetch(f"{base}/torch/", ic.JSON_ACCEPT)
+    except ic.IndexUnavailable as exc:
+        pytest.skip(f"the package index cannot be reached: {exc}")
+    releases, _ = rf.group_releases(
+        spec, ic.parse_project_page(answer.body, answer.content_type, answer.url)
+    )
+    tally = Tally()
+    reader = WheelReader(ic.urllib_fetch, ic.urllib_range, tally)
+    newest = rf.read_metadata(spec, releases[-1:], reader, workers=2)[0]
     committed = {v: r for (p, v), r in committed_rows().items() if p == "torch"}
-    fields = ("python_tags", "platforms", "requires_python", "cuda", "cuda_aarch64", "cudnn")
-    fields += ("nccl", "pins", "yanked", "metadata_read")
-    for version, row in sorted(fresh.items()):
+    page_fields = ("python_tags", "platforms", "requires_python", "yanked")
+    pin_fields = ("cuda", "cuda_aarch64", "cudnn", "nccl", "pins", "metadata_read", "build_cuda")
+    for release in releases:
+        read = newest if release is releases[-1] else {}
+        row, _ = rf.release_row(spec, release, read, NOW.date())
+        version = row["version"]
         assert version in committed, f"torch {version} is on the index but not in wheels.toml"
+        fields = page_fields + (pin_fields if read else ())
         for name in fields:
             assert committed[version].get(name) == row.get(name), f"torch {version} {name}"
+    assert tally.budget.used < 8 * 1024 * 1024, "more than a few small range requests"

@@ -266,33 +266,33 @@ def test_torch_and_jax_on_r580_keep_the_releases_each_gets_alone() -> None:
     alone_jax = plan(("jax",), **flags).packages()[0]
     both = plan(("torch", "jax"), **flags)
     versions = {p.name: p.public_version for p in both.packages()}
-    assert versions["torch"] == alone_torch.public_version == "2.14.1"
+    assert versions["torch"] == alone_torch.public_version == "2.15.0"
     assert versions["jax"] == alone_jax.public_version == "0.12.0.1"
     assert both.tradeoffs == ()
-    # pins not in the KB were not checked, and the plan says so
-    assert any(n.startswith("Unchecked pins") and "jax 0.12.0.1 cuda13" in n for n in both.notes)
+    # the KB has both releases' pins (wheels.toml): they were checked and coexist
+    assert not [n for n in both.notes if n.startswith("Unchecked pins")]
 
 
 def test_known_pins_that_coexist_give_the_same_pair_and_nothing_unchecked() -> None:
     pins = {
         ("wheels", "release"): [
-            _wheel("torch", "2.14.1", ["nvidia-cudnn-cu13==9.24.0.43", "nvidia-nccl-cu13==2.30.7"]),
+            _wheel("torch", "2.15.0", ["nvidia-cudnn-cu13==9.26.0.51", "nvidia-nccl-cu13==2.30.7"]),
             _wheel("jax-cuda13-plugin", "0.12.0.1", ["nvidia-cudnn-cu13<10.0,>=9.12.0.46"]),
         ]
     }
     kb = kb_with(pins)
     both = plan(("torch", "jax"), kb, gpus=("RTX 4090",), driver="580.65.06", python="3.12")
     versions = {p.name: p.public_version for p in both.packages()}
-    assert (versions["torch"], versions["jax"]) == ("2.14.1", "0.12.0.1")
+    assert (versions["torch"], versions["jax"]) == ("2.15.0", "0.12.0.1")
     assert not [n for n in both.notes if n.startswith("Unchecked pins")]
 
 
 def test_a_known_clash_costs_the_second_framework_and_the_plan_says_which_and_why() -> None:
-    """jax 0.12 asking a newer cuDNN than torch 2.14.1 pins: jax falls back to a release
+    """jax 0.12 asking a newer cuDNN than torch 2.15.0 pins: jax falls back to a release
     whose (curated) cuDNN floor torch's pin meets, and the trade-off comes first in the text."""
     clash = {
         ("wheels", "release"): [
-            _wheel("torch", "2.14.1", ["nvidia-cudnn-cu13==9.24.0.43"]),
+            _wheel("torch", "2.15.0", ["nvidia-cudnn-cu13==9.26.0.51"]),
             _wheel("jax-cuda13-plugin", "0.12.0.1", ["nvidia-cudnn-cu13<10.0,>=9.30"]),
             _wheel("jax-cuda13-plugin", "0.12.0", ["nvidia-cudnn-cu13<10.0,>=9.30"]),
             _wheel("jax-cuda12-plugin", "0.12.0.1", ["nvidia-cudnn-cu12<10.0,>=9.30"]),
@@ -302,11 +302,11 @@ def test_a_known_clash_costs_the_second_framework_and_the_plan_says_which_and_wh
     kb = kb_with(clash)
     both = plan(("torch", "jax"), kb, gpus=("RTX 4090",), driver="580.65.06", python="3.12")
     versions = {p.name: p.public_version for p in both.packages()}
-    assert versions["torch"] == "2.14.1" and versions["jax"] == "0.11.2"
+    assert versions["torch"] == "2.15.0" and versions["jax"] == "0.11.2"
     [cost] = both.tradeoffs
     assert (cost.package, cost.by) == ("jax", "torch")
     assert "0.11.2 instead of release 0.12.0.1" in cost.cost
-    assert "nvidia-cudnn-cu13" in cost.because and "torch 2.14.1" in cost.because
+    assert "nvidia-cudnn-cu13" in cost.because and "torch 2.15.0" in cost.because
     text = render_plan_text(both, render_installer(both))
     assert text.index("trade-offs:") < text.index("env (Python")
     document = json.loads(render_plan_json(both, render_installer(both), 0))
@@ -319,8 +319,10 @@ def test_a_cuda_major_tensorflow_forces_is_named_as_torchs_cost() -> None:
     both = plan(("torch", "tensorflow"), gpus=("RTX 4090",), driver="580.65.06", python="3.12")
     [cost] = both.tradeoffs
     assert cost.package == "torch" and cost.by == "tensorflow"
-    assert cost.alone == "torch 2.14.1 cu130" and cost.chosen == "torch 2.14.1 cu126"
-    assert "CUDA 12.6" in cost.cost and "built for CUDA 13 while tensorflow" in cost.because
+    # torch 2.15.0 has only its CUDA 13.2 build in the KB: the CUDA 12 torch is an older release
+    assert cost.alone == "torch 2.15.0 cu132" and cost.chosen == "torch 2.14.1 cu126"
+    assert "instead of release 2.15.0" in cost.cost
+    assert "built for CUDA 13 while tensorflow" in cost.because
 
 
 def _wheel(package: str, version: str, pins: list[str]) -> dict[str, object]:

@@ -140,8 +140,14 @@ def test_driver_580_rtx5090_gets_a_build_with_blackwell_code() -> None:
     plan = plan_for(SCENARIOS["580-rtx5090"])
     torch = _torch(plan)
     assert _covers(torch, "12.0") and _driver_at_most(torch, "580.65.06")
-    assert torch.driver_how == "native"
-    assert any(r.rule == "arch" and "sm_120" in r.reason for r in torch.rejected)
+    # torch 2.15.0 (the package index's cu132 build) runs on the 580 driver (CUDA 13.0) under
+    # minor-version compatibility
+    assert torch.version == "2.15.0" and torch.driver_how == "minor-version-compat"
+    older = _torch(
+        plan_for(Scenario("580-rtx5090-2.14", ("torch<2.15",), "580.65.06", ("RTX 5090",), "3.12"))
+    )
+    assert _covers(older, "12.0") and older.driver_how == "native"
+    assert any(r.rule == "arch" and "sm_120" in r.reason for r in older.rejected)
 
 
 def test_driver_550_v100_keeps_volta_code_and_rejects_cuda13_for_it() -> None:

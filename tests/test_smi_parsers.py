@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuenv.probe.host import parse_jetson_release, parse_nv_tegra_release
-from gpuenv.probe.smi import (
+from gpuenv.parse.jetson import parse_jetson_release, parse_nv_tegra_release
+from gpuenv.parse.smi import (
     SMI_ERRORS,
     SmiGpu,
     find_smi_errors,

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
+from gpuenv.parse.nvcc import parse_nvcc_version
 from gpuenv.probe.access import LiveMachine, RecordedMachine
 from gpuenv.probe.toolkit import (
     CondaPackage,
     find_toolkits,
     parse_conda_meta,
     parse_dist_info_name,
-    parse_nvcc_version,
     parse_version_json,
     parse_version_txt,
     parse_wrapper_target,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from gpuenv.kb.compiled import write_compiled
+from gpuenv.kbtools.compile import write_compiled
 
 if __name__ == "__main__":
     print(f"wrote {write_compiled()}")

@@ -19,7 +19,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from gpuenv.errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, GpuenvError
-from gpuenv.kb.refresh import PACKAGES, refresh
+from gpuenv.kbtools.refresh import PACKAGES, refresh
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,11 +35,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-url", help="an index instead of the one pip is configured with")
     args = parser.parse_args(argv)
     try:
-        report = refresh(args.package or None, args.out, args.index_url)
+        report = refresh(
+            args.package or None,
+            args.out,
+            args.index_url,
+            progress=lambda text: print(f"refresh_kb: {text}", file=sys.stderr, flush=True),
+        )
     except GpuenvError as error:
         print(f"refresh_kb: {error}", file=sys.stderr)
         return EXIT_FAILED
-    print(report.summary())
+    print(report.summary(verbose=True))
     return EXIT_FINDINGS if report.problems else EXIT_OK
 
 

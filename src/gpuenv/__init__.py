@@ -7,6 +7,8 @@ fast:
 - `doctor(snapshot, kb=None)`: the stack's floors and the findings, each with evidence and a fix
   (named for the command: `gpuenv.diagnose` is the subpackage that holds the rules)
 - `make_plan(request, snapshot, kb, installer)`: versions that fit, with reasons
+- `explain_text(text, kb=None, snapshot=None)`: the cause of an error text or pasted report,
+  the evidence, the facts, and the fix for those facts (an `Explanation`)
 - `check_env(python=..., frameworks=..., bench=...)`: each framework's GPU checks, run in the
   env (a `CheckReport`: per framework, device and step, with timings and bench figures; named
   so that the subpackage `gpuenv.check` cannot shadow it)
@@ -27,6 +29,7 @@ _WHERE = {
     "check_env": "gpuenv.api",
     "default_kb": "gpuenv.kb",
     "doctor": "gpuenv.api",
+    "explain_text": "gpuenv.explain",
     "load_kb": "gpuenv.kb",
     "make_plan": "gpuenv.plan.resolve",
     "request_from_arguments": "gpuenv.plan.request",

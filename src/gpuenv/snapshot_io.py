@@ -6,6 +6,7 @@ names the file and the field (`gpus[1].index: expected an integer`), never a tra
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -303,12 +304,39 @@ def snapshot_from_dict(data: Any, name: str = "<snapshot>") -> Snapshot:
 
 
 def read_snapshot(path: Path) -> Snapshot:
-    """Load a `--from` file: a snapshot document, or a doctor/plan --json output that holds one.
+    """Load a `--from` file: a snapshot document, a doctor/plan --json output that holds one, or
+    a pasted report (an issue's text with collect_env, nvidia-smi, nvcc … in it), whose facts
+    become a partial snapshot of the reporter's machine.
 
     Read through the file gateway: a regular file only (a FIFO or /dev/zero is refused at once),
-    at most 64 MiB, UTF-8 with or without a byte-order mark or UTF-16 with one."""
+    at most 64 MiB, UTF-8 with or without a byte-order mark or UTF-16 with one (a report may
+    also hold a few undecodable bytes)."""
     data = read_user_file(path, "snapshot", code="bad-snapshot")
-    return _snapshot_from_text(decode_text(data, str(path), code="bad-snapshot"), path)
+    try:
+        text = decode_text(data, str(path), code="bad-snapshot")
+    except GpuenvError:
+        if b"\x00" in data[:4096]:
+            raise
+        text = data.decode("utf-8", "replace")
+    if not text.strip() or text.lstrip("\ufeff \t\r\n")[:1] in ("{", "["):
+        return _snapshot_from_text(text, path)
+    return _report_snapshot(text, path)
+
+
+def _report_snapshot(text: str, path: Path) -> Snapshot:
+    from gpuenv.explain import pasted_snapshot
+
+    snapshot, facts = pasted_snapshot(text)
+    if not facts:
+        raise GpuenvError(
+            "bad-snapshot",
+            f"{path}: not a snapshot (not JSON), and no facts of a pasted report were found in it",
+            hints=(
+                "give a snapshot (`gpuenv snapshot -o FILE`) or a text with the output of "
+                "collect_env, nvidia-smi, nvcc --version, conda info …",
+            ),
+        )
+    return dataclasses.replace(snapshot, origin=f"pasted report:{path.name}")
 
 
 def _snapshot_from_text(text: str, path: Path) -> Snapshot:

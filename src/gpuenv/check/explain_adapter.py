@@ -20,7 +20,7 @@ MAX_TEXT = 64 * 1024
 
 
 def explain_error(text: str, snapshot: Snapshot | None = None, kb: Any = None) -> Explained | None:
-    """What explain makes of `text`, or None (no explain module, nothing found, or it failed)."""
+    """What explain makes of `text`, or None (no explain module, no cause found, or it failed)."""
     if not text.strip():
         return None
     try:
@@ -31,8 +31,8 @@ def explain_error(text: str, snapshot: Snapshot | None = None, kb: Any = None) -
         )
     except Exception:  # explain is another module's work: its failure must not fail the check
         return None
-    if found is None:
-        return None
+    if found is None or getattr(found, "cause", None) is None:
+        return None  # nothing recognised: the error text speaks for itself
     cause, summary = getattr(found, "cause", None), getattr(found, "summary", None)
     try:
         detail = found.to_dict() if hasattr(found, "to_dict") else {}

@@ -31,6 +31,7 @@ COMMANDS = (
     "snapshot",
     "doctor",
     "plan",
+    "explain",
     "check",
     "lock",
     "pin",

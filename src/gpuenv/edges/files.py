@@ -15,7 +15,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
+from typing import BinaryIO, Union
 
 from gpuenv.errors import GpuenvError
 
@@ -148,6 +148,22 @@ def read_user_file(path: PathLike, kind: str, *, code: str = "cannot-read") -> b
     if more:
         raise GpuenvError(code, f"{path}: larger than {_size(limit)}, too large for a {kind} file")
     return data
+
+
+def read_stream(stream: BinaryIO, kind: str, name: str, *, code: str = "cannot-read") -> bytes:
+    """What a stream (standard input) holds, at most LIMITS[kind] bytes; more is refused."""
+    limit = LIMITS[kind]
+    try:
+        data = stream.read(limit + 1)
+    except OSError as exc:
+        raise GpuenvError(code, f"{name}: cannot read: {problem_of(exc)}") from None
+    if len(data) > limit:
+        raise GpuenvError(
+            code,
+            f"{name}: larger than {_size(limit)}, too large for a {kind}",
+            hints=("give the part of the log around the failure",),
+        )
+    return bytes(data)
 
 
 def decode_text(data: bytes, name: str, *, code: str = "cannot-read") -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion, dotted
 
 ERROR = "error"
@@ -263,8 +263,9 @@ def check_torchvision_pairing(kb: KnowledgeBase) -> list[AuditProblem] | str:
 
 
 def check_torch_cuda(kb: KnowledgeBase) -> list[AuditProblem] | str:
-    """The CUDA and cuDNN the index's torch wheels pin agree with pypi_linux_x86_64,
-    pypi_linux_aarch64 and cudnn. Only platforms whose core metadata was read are compared."""
+    """The CUDA and cuDNN the index's torch wheels pin (or, with no pins, were built with: their
+    torch/version.py) agree with pypi_linux_x86_64, pypi_linux_aarch64 and cudnn. Only platforms
+    whose core metadata was read are compared."""
     tables = _torch_tables(kb)
     if isinstance(tables, str):
         return tables
@@ -281,10 +282,14 @@ def check_torch_cuda(kb: KnowledgeBase) -> list[AuditProblem] | str:
             ("pypi_linux_aarch64", "cuda_aarch64", "linux-aarch64"),
         ):
             variant = line.get(column)
-            if platform in read and not _same_cuda(variant, wheel.get(field)):
+            # torch before 2.0 bundles CUDA and pins nothing: its build file says which CUDA
+            built = wheel.get("build_cuda") if platform == "linux-x86_64" else None
+            have = wheel.get(field) or built
+            if platform in read and not _same_cuda(variant, have):
+                said = "pins" if wheel.get(field) else "was built with"
                 message = (
                     f"{column} {variant!r} here, but the {platform} torch {version} wheel on "
-                    f"the package index pins CUDA {wheel.get(field, 'none')} (wheels.toml)"
+                    f"the package index {said} CUDA {have or 'none'} (wheels.toml)"
                 )
                 problems.append(_problem("torch.toml", "release", where, message, "torch CUDA"))
         cudnn = line.get("cudnn")
@@ -344,10 +349,73 @@ def _problem(
     return AuditProblem(file, table, row, message, check, severity)
 
 
+# -- explain's patterns -------------------------------------------------------------------------
+
+
+def check_patterns(kb: KnowledgeBase) -> list[AuditProblem] | str:
+    """Every pattern compiles, names known facts, has a literal to be found by, cannot backtrack
+    catastrophically (by its shape, and by timing it on adversarial lines), and matches each of
+    its real examples; every example belongs to a pattern."""
+    from gpuenv.kb.patterns import (
+        SLOW_SECONDS,
+        compile_row,
+        match_example,
+        slow_on_adversarial_lines,
+    )
+
+    rows = kb.rows("patterns", "pattern")
+    if not rows:
+        return "patterns.toml [[pattern]] is absent"
+    examples: dict[str, list[str]] = {}
+    for example in kb.rows("patterns", "example"):
+        examples.setdefault(str(example.get("pattern")), []).append(str(example.get("text", "")))
+    problems: list[AuditProblem] = []
+
+    def problem(row: str, message: str, check: str) -> None:
+        problems.append(_problem("patterns.toml", "pattern", row, message, check))
+
+    ids = set()
+    for row in rows:
+        where = f"id={row.get('id')}"
+        ids.add(str(row.get("id")))
+        pattern, found = compile_row(row)
+        for message in found:
+            problem(where, message, "pattern compiles and is safe")
+        if pattern is None or any("backtrack" in message for message in found):
+            continue  # running a regex known to backtrack would only hang the audit
+        texts = examples.get(pattern.id, [])
+        if not texts:
+            problem(where, "has no example", "pattern matches its examples")
+        for text in texts:
+            if match_example(pattern, text) is None:
+                problem(
+                    where,
+                    f"does not match its example {text[:120]!r}",
+                    "pattern matches its examples",
+                )
+        took = slow_on_adversarial_lines(pattern, texts)
+        if took > SLOW_SECONDS:
+            problem(
+                where, f"took {took:.2f} s on adversarial lines", "pattern compiles and is safe"
+            )
+    for name in sorted(set(examples) - ids):
+        problems.append(
+            _problem(
+                "patterns.toml",
+                "example",
+                f"pattern={name}",
+                "names no pattern",
+                "examples belong to a pattern",
+            )
+        )
+    return problems
+
+
 CHECKS: Sequence[tuple[str, Check]] = (
     ("driver minimum never falls as CUDA rises", check_driver_minimums),
     ("max CUDA never falls as the branch rises", check_branch_max_cuda),
     ("every GPU cc belongs to an architecture", check_gpu_architectures),
     ("torchvision pairing agrees with the index", check_torchvision_pairing),
     ("torch CUDA and cuDNN agree with the index", check_torch_cuda),
+    ("explain's patterns compile, are safe and match their examples", check_patterns),
 )

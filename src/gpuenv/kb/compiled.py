@@ -3,7 +3,8 @@
 Parsing and validating the TOML sources takes about 100 ms; reading this copy takes a few. The
 copy records a SHA-256 of every source file, so it is used only while it matches them exactly;
 an edited source makes the loader fall back to the TOML files (and a test fails until
-`python tools/compile_kb.py` is run again).
+`python tools/compile_kb.py` is run again). Writing the copy is a maintainer's job:
+`gpuenv.kbtools.compile`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpuenv.kb.loader import DATA_DIR, KbFile, KnowledgeBase, load_kb
+from gpuenv.kb.model import DATA_DIR, KbFile, KnowledgeBase
 
 COMPILED_NAME = "_compiled.json"
 COMPILED_VERSION = 1
@@ -24,32 +25,6 @@ def fingerprint(data_dir: Path) -> dict[str, str]:
         path.name: hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(data_dir.glob("*.toml"))
     }
-
-
-def compile_kb(data_dir: Path = DATA_DIR) -> str:
-    """The compiled document's text; the sources must load without a problem."""
-    kb = load_kb(data_dir, strict=True)
-    document = {
-        "compiled_version": COMPILED_VERSION,
-        "fingerprint": fingerprint(data_dir),
-        "files": {
-            stem: {
-                "subject": f.subject,
-                "meta": dict(f.meta),
-                "sources": {k: dict(v) for k, v in f.sources.items()},
-                "tables": {k: [dict(r) for r in rows] for k, rows in f.tables.items()},
-            }
-            for stem, f in sorted(kb.files.items())
-        },
-    }
-    # key order kept as written: rows keep their fields in the order the TOML file gives them
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-def write_compiled(data_dir: Path = DATA_DIR) -> Path:
-    path = data_dir / COMPILED_NAME
-    path.write_text(compile_kb(data_dir), encoding="utf-8")
-    return path
 
 
 def load_compiled(data_dir: Path = DATA_DIR) -> KnowledgeBase | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from gpuenv.errors import GpuenvError
+from gpuenv.kb.compiled import load_compiled
+from gpuenv.kb.model import DATA_DIR, KbFile, KnowledgeBase, Row
 from gpuenv.kb.schema import KB_SCHEMA_VERSION, TableSpec, check_row, check_source_id
 
 if sys.version_info >= (3, 11):
@@ -18,55 +19,16 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
-DATA_DIR = Path(__file__).with_name("data")
-Row = Mapping[str, Any]
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class KbFile:
-    subject: str
-    path: Path
-    meta: Mapping[str, Any]  # top-level scalars: schema_version, description, generated_by ...
-    sources: Mapping[str, Mapping[str, Any]]
-    tables: Mapping[str, tuple[Row, ...]]
-
-    @property
-    def generated(self) -> bool:
-        return "generated_by" in self.meta
-
-
-@dataclass(frozen=True)
-class KnowledgeBase:
-    files: Mapping[str, KbFile]
-    problems: tuple[str, ...] = ()
-    _index: dict[tuple[str, str], tuple[Row, ...]] = field(default_factory=dict, repr=False)
-    _derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    def rows(self, subject: str, table: str) -> tuple[Row, ...]:
-        """Rows of one table; an absent subject or table gives () (unknown, not an error)."""
-        key = (subject, table)
-        if key not in self._index:
-            kb_file = self.files.get(subject)
-            self._index[key] = kb_file.tables.get(table, ()) if kb_file else ()
-        return self._index[key]
-
-    def memo(self, key: str, compute: Callable[[], T]) -> T:
-        """A value derived from this knowledge base (an index, a sorted list), computed once."""
-        if key not in self._derived:
-            self._derived[key] = compute()
-        value: T = self._derived[key]
-        return value
-
-    def source(self, subject: str, source_id: str) -> Mapping[str, Any]:
-        kb_file = self.files.get(subject)
-        return kb_file.sources.get(source_id, {}) if kb_file else {}
-
-    def cite(self, subject: str, row: Row) -> str:
-        """A short citation for a row: "title, locator (verified date)"."""
-        src = self.source(subject, str(row.get("source", "")))
-        title = src.get("title", row.get("source", "?"))
-        return f"{title}, {row.get('locator', '?')} (verified {row.get('verified', '?')})"
+__all__ = [
+    "DATA_DIR",
+    "KbFile",
+    "KnowledgeBase",
+    "Row",
+    "default_kb",
+    "load_kb",
+    "parse_kb_file",
+    "table_specs",
+]
 
 
 def table_specs(subject: str) -> Mapping[str, TableSpec] | None:
@@ -178,6 +140,4 @@ def load_kb(data_dir: Path | None = None, strict: bool = True) -> KnowledgeBase:
 def default_kb() -> KnowledgeBase:
     """The packaged knowledge base, loaded once per process: from its compiled copy when that
     matches the TOML sources exactly, else from the sources themselves."""
-    from gpuenv.kb.compiled import load_compiled
-
     return load_compiled() or load_kb()

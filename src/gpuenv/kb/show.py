@@ -16,7 +16,7 @@ from typing import Any, Callable
 from packaging.utils import canonicalize_name
 
 from gpuenv.errors import GpuenvError
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.kb.schema import PROVENANCE_FIELDS
 from gpuenv.versions import CudaVersion, DriverVersion
 

@@ -1,13 +1,10 @@
-"""A small TOML writer for knowledge-base files (no dependency: tomllib only reads), and an
-atomic file write so a failed refresh never leaves a half-written file."""
+"""A small TOML writer (no dependency: tomllib only reads), for the knowledge-base files and
+gpuenv's lock files. Pure: it builds text; writing goes through gpuenv.edges.output."""
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f"}
@@ -60,15 +57,3 @@ def toml_document(
             parts += ["", f"[[{toml_key(table)}]]"]
             parts += [toml_pair(k, v) for k, v in row.items() if v is not None]
     return "\n".join(parts) + "\n"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

@@ -16,9 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpuenv.facts import DRIVER_FAILURES, DriverFacts, GpuFacts, Observation, missing
-from gpuenv.probe.access import CommandResult, MachineAccess
-from gpuenv.probe.host import TEGRA_RELEASE, probe_wsl
-from gpuenv.probe.smi import (
+from gpuenv.parse.smi import (
     SmiError,
     SmiGpu,
     SmiQuery,
@@ -28,6 +26,8 @@ from gpuenv.probe.smi import (
     parse_smi_header,
     parse_smi_query_csv,
 )
+from gpuenv.probe.access import CommandResult, MachineAccess
+from gpuenv.probe.host import TEGRA_RELEASE, probe_wsl
 from gpuenv.versions import CudaVersion
 
 if TYPE_CHECKING:

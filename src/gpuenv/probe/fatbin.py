@@ -13,6 +13,7 @@ The layout, as nvcc 13.0 writes it (little-endian; checked on files it built):
     entry header, 0x40 bytes or more (the rest holds compile options and the object name)
       0x00 u16 kind: 1 PTX, 2 ELF (SASS), 8 LTO IR, 0x10 also ELF (see KIND_ELF_OTHER)
       0x04 u32 header size      0x08 u64 payload size       0x10 u32 compressed size
+      0x18 u16, u16 PTX ISA minor, major (PTX entries: 9.0 from nvcc 13.0)
       0x1c u32 arch (75, 90, 100 ...)
       0x28 u64 flags: 0x100000 arch-specific (sm_90a), 0x200000 family (sm_100f),
                       0x2000 LZ4-compressed, 0x8000 Zstandard-compressed, 0x2 debug (-G)
@@ -51,7 +52,8 @@ FLAG_ARCH_SPECIFIC = 0x100000
 FLAG_FAMILY = 0x200000
 
 _CONTAINER = struct.Struct("<IHHQ")  # magic, version, header size, entries size
-_ENTRY = struct.Struct("<HHIQ12xI8xQ")  # kind, version, header size, payload size, arch, flags
+# kind, version, header size, payload size, ISA minor, ISA major, arch, flags
+_ENTRY = struct.Struct("<HHIQ8xHHI8xQ")
 _MIN_ENTRY_HEADER = 0x40
 # headers larger than these are corruption, not a future format (entries hold option strings)
 _MAX_CONTAINER_HEADER = 0x100
@@ -69,6 +71,7 @@ class FatbinScan:
     ptx: tuple[str, ...]  # sorted unique, e.g. ("compute_90",)
     has_device_code: bool  # a .nv_fatbin section with at least one entry
     problem: str | None = None  # why the scan is incomplete or failed
+    ptx_isa: tuple[str, ...] = ()  # PTX ISA versions of the PTX entries, e.g. ("9.0",)
 
 
 def arch_sort_key(name: str) -> tuple[int, str, str]:
@@ -105,6 +108,14 @@ def scan_fatbin_bytes(data: bytes, name: str = "<bytes>") -> FatbinScan:
     return _scan(BytesReader(data if isinstance(data, bytes) else bytes(data)), name)
 
 
+def scan_fatbin_reader(reader: Reader, name: str) -> FatbinScan:
+    """Like `scan_fatbin`, through a reader of positioned reads (a spooled wheel member)."""
+    try:
+        return _scan(reader, name)
+    except OSError as exc:
+        return _failed(name, "unknown", os_problem(exc))
+
+
 # -- the scan ---------------------------------------------------------------------------------
 
 
@@ -112,6 +123,7 @@ def scan_fatbin_bytes(data: bytes, name: str = "<bytes>") -> FatbinScan:
 class _Found:
     sass: set[str] = field(default_factory=set)
     ptx: set[str] = field(default_factory=set)
+    ptx_isa: set[str] = field(default_factory=set)
     entries: int = 0
     headers: int = 0  # containers and entries read
     problems: list[str] = field(default_factory=list)
@@ -133,6 +145,7 @@ def _scan(reader: Reader, name: str) -> FatbinScan:
         file_format=file_format,
         sass=tuple(sorted(found.sass, key=arch_sort_key)),
         ptx=tuple(sorted(found.ptx, key=arch_sort_key)),
+        ptx_isa=tuple(sorted(found.ptx_isa, key=lambda v: tuple(map(int, v.split("."))))),
         has_device_code=found.entries > 0,
         problem=_join(found.problems),
     )
@@ -225,7 +238,7 @@ def _walk_entries(reader: Reader, offset: int, stop: int, found: _Found) -> None
         if len(head) < _ENTRY.size or offset + _ENTRY.size > stop:
             found.problems.append(f"truncated fatbin entry header at offset {offset:#x}")
             return
-        kind, _, header_size, payload_size, arch, flags = _ENTRY.unpack(head)
+        kind, _, header_size, payload_size, isa_minor, isa_major, arch, flags = _ENTRY.unpack(head)
         if not _MIN_ENTRY_HEADER <= header_size <= _MAX_ENTRY_HEADER:
             found.problems.append(f"bad fatbin entry header size {header_size} at {offset:#x}")
             return
@@ -237,6 +250,8 @@ def _walk_entries(reader: Reader, offset: int, stop: int, found: _Found) -> None
             )
             return
         _record(kind, arch, flags, offset, found)
+        if kind == KIND_PTX and 1 <= isa_major < 100 and isa_minor < 100:
+            found.ptx_isa.add(f"{isa_major}.{isa_minor}")
         offset = after
 
 

@@ -17,10 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gpuenv.facts import ToolkitFacts
+from gpuenv.parse.nvcc import parse_nvcc_version
 from gpuenv.probe.access import MAX_FILE_BYTES, CommandResult, MachineAccess
 
-_NVCC_FULL = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V(\d+(?:\.\d+)+)")
-_NVCC_RELEASE = re.compile(r"Cuda compilation tools,\s*release\s+(\d+\.\d+)")
 _VERSION_TXT = re.compile(r"CUDA Version\s+(\d+(?:\.\d+)+)")
 _DOTTED = re.compile(r"\d+(?:\.\d+)*")
 _DIST_INFO = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._]*?)-([0-9][^-]*)\.dist-info$")
@@ -90,15 +89,6 @@ class FoundToolkit:
 
 
 # ---- pure parsers -------------------------------------------------------------------------------
-
-
-def parse_nvcc_version(text: str) -> str | None:
-    """'13.0.88' from 'Cuda compilation tools, release 13.0, V13.0.88'; '13.0' without a V."""
-    full = _NVCC_FULL.search(text)
-    if full:
-        return full.group(2)
-    release = _NVCC_RELEASE.search(text)
-    return release.group(1) if release else None
 
 
 def parse_version_json(text: str) -> str | None:

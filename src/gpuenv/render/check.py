@@ -5,11 +5,12 @@ Pure: a `CheckReport` in, a `Doc` (laid out by `render.terminal`) or a dict out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from gpuenv.check.model import CheckReport, Explained, Figure, FrameworkResult, Step, to_dict
 from gpuenv.errors import EXIT_NO_GPU, EXIT_OK
-from gpuenv.render.layout import Doc, Line, blank, line, verbatim
+from gpuenv.render.layout import Doc, Line, blank, command, line, verbatim
 from gpuenv.render.terminal import Terminal, to_text
 
 CHECK_SCHEMA = "gpuenv-check/1"
@@ -134,10 +135,21 @@ def step_lines(step: Step, width: int, verbose: bool = False) -> Doc:
 
 
 def _explanation_lines(found: Explained | None, indent: int) -> Doc:
+    """explain's cause and summary, and its fix where it gives one (a summary, commands)."""
     if found is None or not (found.cause or found.summary):
         return []
-    text = " — ".join(p for p in (found.cause, found.summary) if p)
-    return [line(("explain: ", "info"), text, indent=indent)]
+    summary = found.summary or ""
+    if found.cause and summary.startswith(f"{found.cause}: "):
+        summary = summary[len(found.cause) + 2 :]
+    text = " — ".join(p for p in (found.cause, summary) if p)
+    doc = [line(("explain: ", "info"), text, indent=indent)]
+    fix = found.detail.get("fix")
+    if isinstance(fix, Mapping):
+        if isinstance(fix.get("summary"), str):
+            doc.append(line("fix: ", fix["summary"], indent=indent))
+        commands = fix.get("commands")
+        doc += [command(c, indent=indent + 2) for c in commands or () if isinstance(c, str)]
+    return doc
 
 
 def _shown(result: FrameworkResult) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.kb.query.cuda import Coverage, coverage, driver_jits_ptx
 from gpuenv.kb.query.torch import torch_arch_row, torch_default_variant
 from gpuenv.versions import ComputeCapability, CudaVersion

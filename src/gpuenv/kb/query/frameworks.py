@@ -6,7 +6,7 @@ pure and answers None (or an empty tuple) for what the knowledge base does not k
 
 from __future__ import annotations
 
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.kb.query._frameworks_util import in_range, minor_line, release_tuple
 from gpuenv.kb.query.torch import (
     torch_arch_list,

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.versions import ComputeCapability
 
 SUBJECT = "gpus"

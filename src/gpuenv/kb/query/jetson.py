@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from gpuenv.kb.loader import KnowledgeBase, Row
+from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.versions import dotted
 
 SUBJECT = "jetson"

@@ -1,20 +1,21 @@
 """`gpuenv kb refresh`: rebuild the generated table data/wheels.toml from the package index.
 
 Per release of each watched package: the Python and platform tags of its wheels and Requires-Python,
-from the project page; and, from ONE core-metadata file per (release, Linux platform), what it pins:
-CUDA (nvidia-cuda-runtime-cuNN or cuda-toolkit), cuDNN, NCCL, the raw nvidia-*/cuda-toolkit lines,
-and torch for torchvision/torchaudio. The file is written to a temporary name and renamed, so a
-failed refresh keeps the old one.
+from the project page; and, from the core metadata of ONE wheel per (release, Linux platform), what
+it pins: CUDA (nvidia-cuda-runtime-cuNN or cuda-toolkit), cuDNN, NCCL, the raw nvidia-*/cuda-toolkit
+lines, and torch for torchvision/torchaudio. The metadata is the index's PEP 658 file where it
+serves one, else the wheel's METADATA member read with range requests (wheel_reader.py); for
+frameworks the Linux x86_64 wheel's small build file is read too (buildinfo.py). The file is
+written to a temporary name and renamed, so a failed refresh keeps the old one.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,16 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from gpuenv._version import __version__
+from gpuenv.edges.output import write_file
 from gpuenv.errors import GpuenvError
-from gpuenv.kb import index_client as ic
-from gpuenv.kb.loader import DATA_DIR
-from gpuenv.kb.toml_writer import toml_document, write_atomically
+from gpuenv.index.http import unreachable
+from gpuenv.index.remote_zip import Budget, RangeFetch
+from gpuenv.kb.model import DATA_DIR
+from gpuenv.kb.toml_writer import toml_document
+from gpuenv.kbtools import index_client as ic
+from gpuenv.kbtools.buildinfo import BUILD_FILES
+from gpuenv.kbtools.compile import write_compiled
+from gpuenv.kbtools.wheel_reader import Tally, WheelRead, WheelReader
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -36,13 +43,18 @@ else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
 SOURCE_ID = "package-index"
-SOURCE_TITLE = "Package index (as configured for pip), PEP 691 JSON API and core metadata"
+SOURCE_TITLE = (
+    "Package index (as configured for pip): PEP 691 JSON API, core metadata (PEP 658 files or the "
+    "wheels' METADATA read with range requests) and the frameworks' build files"
+)
 CUDA_PLATFORMS = ("linux-x86_64", "linux-aarch64")
-MAX_TRIES = 3  # metadata files tried per (release, platform); one when the index advertises them
+MAX_TRIES = 3  # wheels tried per (release, platform)
 _PYTHONS = ("3.11", "3.12", "3.10", "3.13", "3.9", "3.14", "3.8", "3.15")  # tried in this order
 ROW_FIELDS: tuple[str, ...] = ("package", "version", "requires_python", "python_tags")
 ROW_FIELDS += ("platforms", "cuda", "cuda_aarch64", "cudnn", "nccl", "requires_torch", "pins")
-ROW_FIELDS += ("yanked", "metadata_read", "source", "locator", "verified", "status")
+ROW_FIELDS += ("build_version", "build_cuda", "build_cudnn", "build_archs")
+ROW_FIELDS += ("yanked", "metadata_read", "metadata_via", "source", "locator", "verified", "status")
+Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -54,13 +66,14 @@ class PackageSpec:
 
 
 PACKAGES: tuple[PackageSpec, ...] = (
-    PackageSpec("torch", ">=2.0", "cuda"),
+    PackageSpec("torch", ">=1.8", "cuda"),
     PackageSpec("torchvision", ">=0.15", "torch"),
     PackageSpec("torchaudio", ">=2.0", "torch"),
     PackageSpec("jax", ">=0.4.30", "none"),
     PackageSpec("jaxlib", ">=0.4.30", "none"),
     PackageSpec("jax-cuda12-plugin", ">=0.4.30", "cuda", ("with-cuda",)),
     PackageSpec("jax-cuda13-plugin", "", "cuda", ("with-cuda",)),
+    PackageSpec("cupy-cuda11x", "", "cuda", ("ctk",)),
     PackageSpec("cupy-cuda12x", "", "cuda", ("ctk",)),
     PackageSpec("cupy-cuda13x", "", "cuda", ("ctk",)),
     PackageSpec("onnxruntime-gpu", ">=1.17", "cuda", ("cuda", "cudnn")),
@@ -78,18 +91,24 @@ class RefreshReport:
     requests: int
     gaps: tuple[str, ...] = ()  # what the index did not offer: a metadata file, a project
     problems: tuple[str, ...] = ()  # what looks wrong: unparseable file names or requirements
+    via: Mapping[str, int] | None = None  # metadata files per way read: pep658, range
+    bytes_read: int = 0  # by range requests
 
-    def summary(self) -> str:
+    def summary(self, verbose: bool = False, shown: int = 10) -> str:
+        """Counts and the problems; the gaps in full only when verbose."""
+        ways = ", ".join(f"{n} via {k}" for k, n in sorted((self.via or {}).items())) or "none"
         lines = [
             f"wrote {self.rows_written} release rows to {self.out}: {self.rows_refreshed} "
-            f"refreshed for {', '.join(self.packages)} from {self.metadata_read} core-metadata "
-            f"files and {self.requests} requests in all; {len(self.gaps)} gap(s), "
-            f"{len(self.problems)} problem(s)"
+            f"refreshed for {', '.join(self.packages)}",
+            f"core metadata read: {self.metadata_read} ({ways}); {self.requests} requests, "
+            f"{self.bytes_read / 1e6:.1f} MB by range requests",
+            f"{len(self.gaps)} gap(s), {len(self.problems)} problem(s)",
         ]
         lines += [f"problem: {p}" for p in self.problems]
-        lines += [f"gap: {g}" for g in self.gaps[:40]]
-        if len(self.gaps) > 40:
-            lines.append(f"... and {len(self.gaps) - 40} more gaps")
+        gaps = self.gaps if verbose else self.gaps[:shown]
+        lines += [f"gap: {g}" for g in gaps]
+        if len(gaps) < len(self.gaps):
+            lines.append(f"... and {len(self.gaps) - len(gaps)} more gaps (-v shows them all)")
         return "\n".join(lines)
 
 
@@ -101,26 +120,7 @@ class Release:
     advertised: bool  # the page says which files have core metadata
 
 
-Read = tuple[ic.Wheel, ic.CoreMetadata]
-
-
-@dataclass
-class _Tally:
-    requests: int = 0
-    metadata_read: int = 0
-    gaps: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def fetch(self, fetcher: ic.Fetcher, url: str, accept: str) -> ic.Response:
-        with self.lock:
-            self.requests += 1
-        return fetcher(url, accept)
-
-    def note(self, gaps: Iterable[str] = (), problems: Iterable[str] = ()) -> None:
-        with self.lock:
-            self.gaps.extend(gaps)
-            self.problems.extend(problems)
+Read = tuple[ic.Wheel, WheelRead]
 
 
 # -- releases from a project page -------------------------------------------------------------
@@ -155,13 +155,12 @@ def candidates(release: Release, platform: str | None) -> list[ic.Wheel]:
     usable = [w for w in release.wheels if not w.file.yanked] or list(release.wheels)
     if platform:
         usable = [w for w in usable if platform in w.platforms or "any" in w.platforms]
-    if release.advertised:
-        usable = [w for w in usable if w.file.metadata]
 
-    def rank(wheel: ic.Wheel) -> tuple[int, int, int, int, str]:
+    def rank(wheel: ic.Wheel) -> tuple[int, int, int, int, int, str]:
         first = min((ic.platform_key(p)[0] for p in wheel.platforms), default=99)
         python = _PYTHONS.index(wheel.python) if wheel.python in _PYTHONS else len(_PYTHONS)
-        return (first, -wheel.build, int(wheel.free_threaded), python, wheel.file.filename)
+        served = 0 if wheel.file.metadata else 1  # a PEP 658 file is cheaper than ranges
+        return (served, first, -wheel.build, int(wheel.free_threaded), python, wheel.file.filename)
 
     return sorted(usable, key=rank)[:MAX_TRIES]
 
@@ -169,58 +168,49 @@ def candidates(release: Release, platform: str | None) -> list[ic.Wheel]:
 def read_metadata(
     spec: PackageSpec,
     releases: Sequence[Release],
-    fetcher: ic.Fetcher,
-    tally: _Tally,
+    reader: WheelReader,
     workers: int = 8,
+    progress: Progress | None = None,
 ) -> list[dict[str, Read]]:
-    """One core-metadata file per (release, platform the spec reads), in two passes: the best
-    candidate of each; then, where the index did not serve it, the next candidates, but only for
-    platforms where the first pass found some metadata of this package (or the page advertised
-    which files have it). So an index without metadata costs one request per release and platform.
-    """
+    """One wheel's metadata per (release, platform the spec reads): the best candidate of each;
+    where it could not be read, the next candidates."""
     platforms: Sequence[str | None] = CUDA_PLATFORMS if spec.reads == "cuda" else (None,)
     jobs = [(r, p) for r in releases for p in platforms if spec.reads != "none"]
     lists = [candidates(r, p) for r, p in jobs]
-    cache: dict[str, ic.CoreMetadata | None] = {}
+    build_file = BUILD_FILES.get(spec.name)
+    done = [0]
 
-    def attempt(index: int, tries: slice) -> Read | None:
-        for wheel in lists[index][tries]:
-            url = ic.metadata_url(wheel.file)
-            if url not in cache:
-                cache[url] = _fetch_metadata(wheel, url, fetcher, tally)
-            meta = cache[url]
-            if meta is not None:
-                return (wheel, meta)
+    def attempt(index: int) -> Read | None:
+        platform = jobs[index][1]
+        wants_build = build_file if platform in (None, CUDA_PLATFORMS[0]) else None
+        for wheel in lists[index]:
+            got = reader.read(wheel, wants_build)
+            if got is not None:
+                _tick(progress, spec.name, done, len(jobs), reader.tally)
+                return (wheel, got)
+        _tick(progress, spec.name, done, len(jobs), reader.tally)
         return None
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        got = list(pool.map(lambda i: attempt(i, slice(0, 1)), range(len(jobs))))
-        served = {p for (r, p), g in zip(jobs, got) if g or r.advertised}
-        again = [i for i, g in enumerate(got) if g is None and jobs[i][1] in served]
-        for i, g in zip(again, pool.map(lambda i: attempt(i, slice(1, MAX_TRIES)), again)):
-            got[i] = g
+        got = list(pool.map(attempt, range(len(jobs))))
     reads: dict[Version, dict[str, Read]] = {r.version: {} for r in releases}
     for (release, platform), read in zip(jobs, got):
         if read is not None:
             reads[release.version][platform or "any"] = read
         elif any(not platform or {platform, "any"} & w.platforms for w in release.wheels):
             where = f" for {platform}" if platform else ""
-            tally.note(gaps=[f"{release.package} {release.version}: no core metadata{where}"])
+            reader.tally.note(
+                gaps=[f"{release.package} {release.version}: no core metadata{where}"]
+            )
     return [reads[r.version] for r in releases]
 
 
-def _fetch_metadata(
-    wheel: ic.Wheel, url: str, fetcher: ic.Fetcher, tally: _Tally
-) -> ic.CoreMetadata | None:
-    answer = tally.fetch(fetcher, url, "*/*")
-    if answer.status != 200:
-        return None
-    if not ic.check_metadata_hash(wheel.file, answer.body):
-        tally.note(problems=[f"{wheel.file.filename}: core metadata does not match its hash"])
-        return None
+def _tick(progress: Progress | None, name: str, done: list[int], total: int, tally: Tally) -> None:
     with tally.lock:
-        tally.metadata_read += 1
-    return ic.parse_core_metadata(answer.body)
+        done[0] += 1
+        count = done[0]
+    if progress is not None and (count % 25 == 0 or count == total):
+        progress(f"{name}: {count}/{total} metadata reads done")
 
 
 # -- rows -------------------------------------------------------------------------------------
@@ -236,7 +226,7 @@ def release_row(
     if requires:
         row["requires_python"] = sorted(requires.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
     elif read:
-        first = next(iter(read.values()))[1].requires_python
+        first = next(iter(read.values()))[1].meta.requires_python
         row.update({"requires_python": first} if first else {})
     row["python_tags"] = sorted({t for w in wheels for t in w.python_tags}, key=ic.python_tag_key)
     row["platforms"] = sorted({p for w in wheels for p in w.platforms}, key=ic.platform_key)
@@ -245,7 +235,13 @@ def release_row(
         row["yanked"] = True
     if read:
         row["metadata_read"] = sorted(read, key=ic.platform_key)
+        ways = sorted({got.via for _, got in read.values()})
+        row["metadata_via"] = "+".join(ways)
+        for _, got in read.values():
+            row.update(got.build)
     what = "files and core metadata" if read else "files"
+    if any(got.build for _, got in read.values()):
+        what += " and build file"
     row.update(source=SOURCE_ID, locator=f"{spec.name} {release.version} {what}")
     row.update(verified=today.isoformat(), status="official")
     return row, problems
@@ -256,7 +252,8 @@ def _fill_from_metadata(
 ) -> list[str]:
     problems: list[str] = []
     where = f"{row['package']} {row['version']}"
-    for platform, (wheel, meta) in sorted(read.items()):
+    for platform, (wheel, got) in sorted(read.items()):
+        meta = got.meta
         env = ic.marker_environment(
             platform if platform != "any" else CUDA_PLATFORMS[0], wheel.python
         )
@@ -309,47 +306,50 @@ def refresh(
     index_url: str | None = None,
     *,
     fetch: ic.Fetcher | None = None,
+    fetch_range: RangeFetch | None = None,
+    budget: Budget | None = None,
     now: datetime | None = None,
     workers: int = 8,
+    progress: Progress | None = None,
 ) -> RefreshReport:
     """Rebuild wheels.toml from the index. Rows of packages not asked for are kept as they are.
 
-    A network failure or a garbled page raises GpuenvError("kb-refresh-failed") and leaves the
-    old file untouched."""
+    A network failure reading a page, or a garbled page, raises GpuenvError("kb-refresh-failed")
+    and leaves the old file untouched; a wheel that cannot be read is a gap. `budget` caps the
+    bytes of range requests (default: 16 MB a request, 512 MB in all)."""
     specs = select_packages(packages)
     target = out or DATA_DIR / "wheels.toml"
     moment = now or datetime.now(timezone.utc)
     kept = [] if packages is None else _kept_rows(target, {s.name for s in specs})
-    tally = _Tally()
+    tally = Tally(budget=budget or Budget())
+    reader = WheelReader(fetch or ic.urllib_fetch, fetch_range or ic.urllib_range, tally)
     try:
         base = (index_url or ic.pip_index_url()).rstrip("/")
         rows = []
         for spec in specs:
-            rows += _refresh_package(spec, base, fetch or ic.urllib_fetch, tally, moment, workers)
+            if progress is not None:
+                progress(f"{spec.name}: reading the project page")
+            rows += _refresh_package(spec, base, reader, moment, workers, progress)
     except ic.IndexUnavailable as exc:
-        raise GpuenvError(
-            "kb-refresh-failed",
-            "could not read the package index; the old file was kept",
-            cause=str(exc),
-            hints=("check the network and pip's index-url (`pip config list`)",),
-        ) from None
+        message = "could not read the package index; the old file was kept"
+        raise unreachable("kb-refresh-failed", message, exc) from None
     try:
-        write_atomically(target, wheels_toml(rows + kept, moment))
+        write_file(target, wheels_toml(rows + kept, moment))
         if target.parent == DATA_DIR:
-            from gpuenv.kb.compiled import write_compiled
-
             write_compiled()  # keep the fast compiled copy in step with the sources
-    except OSError as exc:
-        raise GpuenvError("kb-refresh-failed", f"cannot write {target}: {exc}") from None
+    except GpuenvError as exc:
+        raise GpuenvError("kb-refresh-failed", exc.message, cause=exc.cause) from None
     return RefreshReport(
         out=target,
         packages=tuple(s.name for s in specs),
         rows_written=len(rows) + len(kept),
         rows_refreshed=len(rows),
         metadata_read=tally.metadata_read,
-        requests=tally.requests,
+        requests=tally.all_requests,
         gaps=tuple(sorted(tally.gaps)),
         problems=tuple(sorted(tally.problems)),
+        via=dict(tally.via),
+        bytes_read=tally.budget.used,
     )
 
 
@@ -395,22 +395,21 @@ def _valid_key(row: Mapping[str, Any]) -> bool:
 def _refresh_package(
     spec: PackageSpec,
     base: str,
-    fetcher: ic.Fetcher,
-    tally: _Tally,
+    reader: WheelReader,
     now: datetime,
     workers: int,
+    progress: Progress | None,
 ) -> list[dict[str, Any]]:
-    page_url = f"{base}/{canonicalize_name(spec.name)}/"
-    answer = tally.fetch(fetcher, page_url, ic.JSON_ACCEPT)
-    if answer.status == 404:
+    tally = reader.tally
+    files = ic.project_files(
+        base, spec.name, lambda url, accept: tally.fetch(reader.fetch, url, accept)
+    )
+    if files is None:
         tally.note(gaps=[f"{spec.name}: not on the index"])
         return []
-    if answer.status != 200:
-        raise ic.IndexUnavailable(f"{page_url}: HTTP {answer.status}")
-    files = ic.parse_project_page(answer.body, answer.content_type, answer.url or page_url)
     releases, problems = group_releases(spec, files)
     tally.note(problems=problems)
-    reads = read_metadata(spec, releases, fetcher, tally, workers)
+    reads = read_metadata(spec, releases, reader, workers, progress)
     rows = []
     for release, read in zip(releases, reads):
         row, row_problems = release_row(spec, release, read, now.date())

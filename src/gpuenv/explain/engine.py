@@ -1,0 +1,146 @@
+"""The explain pipeline, step by step (see the package's docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gpuenv.diagnose.findings import Finding
+from gpuenv.explain.fix import make_fix
+from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
+from gpuenv.explain.rank import counting, rank
+from gpuenv.explain.reports import read_reports
+from gpuenv.explain.scan import Hit, scan
+from gpuenv.explain.snapshot import (
+    assume_platform,
+    fill_from,
+    infer_driver,
+    normalise,
+    to_snapshot,
+)
+from gpuenv.explain.text import Text, prepare
+from gpuenv.facts import Snapshot
+from gpuenv.kb import KnowledgeBase
+from gpuenv.kb.patterns import patterns
+
+_RAW = 300
+
+
+def read_facts(text: Text, kb: KnowledgeBase) -> tuple[list[Fact], list[Hit], list[str]]:
+    """The facts of a text (pasted outputs and what the patterns read), its pattern hits, and
+    the kinds of output found."""
+    hits = scan(text, patterns(kb))
+    found, kinds = read_reports(text)
+    for hit in hits:
+        line, raw, reader = hit.line + 1, hit.text[:_RAW], f"pattern:{hit.pattern.id}"
+        found += [Fact(name, value, line, raw, reader) for name, value in hit.groups]
+        found += [Fact(name, value, line, raw, reader) for name, value in hit.pattern.sets]
+    return normalise(found), hits, kinds
+
+
+def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> Explanation:
+    text = prepare(raw_text)
+    facts, hits, kinds = read_facts(text, kb)
+    pasted = to_snapshot(facts)
+    snapshot = assume_platform(fill_from(pasted, local) if local is not None else pasted)
+    snapshot = infer_driver(snapshot, kb)
+    findings = _findings(snapshot, kb)
+    known = {f.name for f in facts} | _known(snapshot)
+    counted = counting(hits, known)
+    ranked = rank(counted, findings)
+    top = ranked[0] if ranked else None
+    all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
+    fix = make_fix(top.cause, facts, snapshot, findings, counted, kb) if top else None
+    return Explanation(
+        cause=top.cause if top else None,
+        confidence=top.confidence if top else 0.0,
+        summary=_summary(top, counted, findings, len(text.lines)),
+        alternatives=tuple(ranked[1:]),
+        evidence=_evidence(counted, top),
+        facts=tuple(all_facts),
+        findings=tuple(findings),
+        fix=fix,
+        hints=tuple(
+            dict.fromkeys(
+                h
+                for hit in counted
+                if top and hit.pattern.cause == top.cause
+                for h in hit.pattern.hints
+            )
+        ),
+        reports=tuple(kinds),
+        lines=len(text.lines),
+        notes=_notes(snapshot, local is not None),
+    )
+
+
+def _findings(snapshot: Snapshot, kb: KnowledgeBase) -> list[Finding]:
+    from gpuenv.diagnose import diagnose
+
+    return [f for f in diagnose(snapshot, kb).findings if f.severity != "info"]
+
+
+def _known(snapshot: Snapshot) -> set[str]:
+    known = set()
+    if snapshot.gpus:
+        known.add("gpu")
+    if snapshot.host.container.value:
+        known.add("container")
+    return known
+
+
+def _evidence(hits: Sequence[Hit], top: Candidate | None) -> tuple[Evidence, ...]:
+    ordered = sorted(hits, key=lambda h: (not top or h.pattern.cause != top.cause, h.line))
+    return tuple(
+        Evidence(h.line + 1, h.text[:_RAW], h.pattern.id, h.pattern.cause, h.pattern.title)
+        for h in ordered
+    )
+
+
+def _summary(
+    top: Candidate | None, hits: Sequence[Hit], findings: Sequence[Finding], lines: int
+) -> str:
+    if top is None:
+        return f"No known failure message found in the text ({lines} line(s))."
+    hit = next((h for h in hits if h.pattern.cause == top.cause), None)
+    if hit is not None:
+        return f"{top.cause}: {hit.pattern.title} (line {hit.line + 1})"
+    finding = next(f for f in findings if f.cause == top.cause)
+    return f"{top.cause}: {finding.title}"
+
+
+def _local_facts(pasted: Snapshot, filled: Snapshot) -> list[Fact]:
+    """The facts this machine supplied where the text was silent."""
+    out = []
+    host = filled.host
+    for name in ("os", "arch", "distro"):
+        mine, theirs = getattr(host, name), getattr(pasted.host, name)
+        if theirs.value is None and mine.value is not None:
+            out.append(Fact(name, str(mine.value), None, "", mine.source, "local"))
+    if not pasted.driver.versions and filled.driver.versions:
+        obs = filled.driver.versions[0]
+        out.append(Fact("driver_version", str(obs.value), None, "", obs.source, "local"))
+    if not pasted.gpus:
+        out += [Fact("gpu", g.name or "?", None, "", g.source, "local") for g in filled.gpus]
+    env, theirs_env = filled.python_env, pasted.python_env
+    if env and env.python_version and not (theirs_env and theirs_env.python_version):
+        out.append(Fact("python_version", env.python_version, None, "", env.interpreter, "local"))
+    names = {f.name for f in theirs_env.frameworks} if theirs_env else set()
+    for fw in env.frameworks if env else ():
+        if (
+            fw.name not in names
+            and fw.name in ("torch", "tensorflow", "jax", "jaxlib")
+            and fw.version
+        ):
+            out.append(Fact(f"{fw.name}_version", fw.version, None, "", fw.source, "local"))
+    return out
+
+
+def _notes(snapshot: Snapshot, probed: bool) -> tuple[str, ...]:
+    notes = []
+    for name in ("os", "arch"):
+        obs = getattr(snapshot.host, name)
+        if obs.source == "assumed" and obs.problem:
+            notes.append(f"{name}: {obs.problem}")
+    if probed:
+        notes.append("Facts the text does not give were taken from this machine (origin: local).")
+    return tuple(notes)

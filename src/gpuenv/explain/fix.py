@@ -1,0 +1,226 @@
+"""The fix made specific to the reporter's facts: the doctor's fix when one of its findings has
+the cause, else what the planner picks for those facts (the build for that GPU and driver, the
+Python a release needs, one environment per framework), with the driver a CUDA needs and the
+library wheel a missing SONAME comes from."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gpuenv.diagnose.findings import Finding, Fix
+from gpuenv.errors import GpuenvError
+from gpuenv.explain.model import Fact
+from gpuenv.explain.scan import Hit
+from gpuenv.facts import Snapshot
+from gpuenv.kb import KnowledgeBase
+from gpuenv.kb.query.cuda import mvc_min_driver, pip_package, toolkit_min_driver
+from gpuenv.parse.pip import parse_wheel_name
+from gpuenv.versions import CudaVersion
+
+FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
+_PLANNED = {"tensorflow-gpu": "tensorflow", "pytorch": "torch", "jaxlib": "jax"}
+
+
+def make_fix(
+    cause: str,
+    facts: Sequence[Fact],
+    snapshot: Snapshot,
+    findings: Sequence[Finding],
+    hits: Sequence[Hit],
+    kb: KnowledgeBase,
+) -> Fix | None:
+    doctor = next((f.fix for f in findings if f.cause == cause and f.fix and f.fix.summary), None)
+    if doctor is not None:
+        return doctor
+    builder = BUILDERS.get(cause)
+    built = builder(facts, snapshot, kb) if builder else None
+    if built is not None:
+        return built
+    hints = [h for hit in hits if hit.pattern.cause == cause for h in hit.pattern.hints]
+    return Fix(summary=hints[0], notes=tuple(dict.fromkeys(hints[1:]))) if hints else None
+
+
+def _value(facts: Sequence[Fact], name: str) -> str | None:
+    return next((f.value for f in facts if f.name == name), None)
+
+
+def _framework(facts: Sequence[Fact]) -> str:
+    named = [f.value for f in facts if f.name == "framework" and f.value in FRAMEWORKS]
+    if named:
+        return named[0]
+    for name in FRAMEWORKS[1:3]:
+        if _value(facts, f"{name}_version"):
+            return name
+    return "torch"
+
+
+def plan_fix(
+    wants: Sequence[str], snapshot: Snapshot, kb: KnowledgeBase, lead: str = "", gpu: bool = True
+) -> Fix | None:
+    """What `gpuenv plan WANTS` picks for the reporter's machine, as a fix; with `gpu`, only
+    when it is a GPU build (a CPU build is no fix for a GPU failure)."""
+    from gpuenv.plan.request import request_from_arguments
+    from gpuenv.plan.resolve import make_plan
+    from gpuenv.render.installers import render_installer
+
+    try:
+        plan = make_plan(request_from_arguments(list(wants)), snapshot, kb, "pip")
+        rendered = render_installer(plan)
+    except GpuenvError:
+        return None
+    if not plan.fits:
+        changes = [c.text for c in plan.changes]
+        if not changes:
+            return None
+        return Fix(
+            f"{lead}Nothing fits as the machine is: {changes[0]}.", (), "pip", tuple(changes[1:])
+        )
+    if gpu and not any(p.cuda for p in plan.packages()):
+        return None
+    chosen = ", ".join(p.requirement for p in plan.packages())
+    split = " in one environment each" if len(plan.envs) > 1 else ""
+    notes = [f"The builds chosen need driver ≥ {plan.min_driver}."] if plan.min_driver else []
+    notes += list(plan.notes)
+    return Fix(
+        f"{lead}Install {chosen}{split} (`gpuenv plan {' '.join(wants)}`).",
+        tuple(rendered.commands),
+        "pip",
+        tuple(notes),
+    )
+
+
+def _cuda_of(facts: Sequence[Fact]) -> CudaVersion | None:
+    for name in ("torch_cuda", "tensorflow_cuda"):
+        value = _value(facts, name)
+        if value and value.lower() != "none":
+            return CudaVersion.parse(value)
+    version = _value(facts, "torch_version") or ""
+    label = re.search(r"\+cu(\d{2,3})$", version)
+    if label:
+        return CudaVersion.parse("cu" + label.group(1))
+    require = _value(facts, "nvidia_require_cuda")
+    found = re.search(r"(\d+\.\d+)", require or "")
+    return CudaVersion.parse(found.group(1)) if found else None
+
+
+def _driver_need(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> str:
+    cuda = _cuda_of(facts)
+    if cuda is None:
+        return ""
+    os_name = (
+        "windows" if snapshot.host.os.value == "windows" or snapshot.host.wsl.value else "linux"
+    )
+    native = toolkit_min_driver(kb, cuda, os_name)
+    compat = mvc_min_driver(kb, cuda.major, os_name)
+    if native is None:
+        return ""
+    have = _value(facts, "driver_max_cuda")
+    also = f" (≥ {compat} with minor-version compatibility)" if compat and compat != native else ""
+    return f"CUDA {cuda.short} needs driver ≥ {native}{also}" + (
+        f"; this driver supports CUDA {have}. " if have else ". "
+    )
+
+
+def _driver_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    lead = _driver_need(facts, snapshot, kb)
+    framework = _framework(facts)
+    planned = plan_fix([framework], snapshot, kb, lead + "Upgrade the driver, or: ")
+    if planned is not None and planned.commands:
+        return planned
+    return Fix(lead + "Upgrade the driver.", (), "system") if lead else None
+
+
+def _container_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    lead = _driver_need(facts, snapshot, kb)
+    if not lead:
+        return None
+    have = _value(facts, "driver_max_cuda")
+    image = f"use an image built for CUDA ≤ {have}" if have else "use an image for an older CUDA"
+    return Fix(
+        f"{lead}Upgrade the host driver, or {image}.",
+        (),
+        "docker",
+        ("NVIDIA_DISABLE_REQUIRE=1 skips the check but not the incompatibility.",),
+    )
+
+
+def _framework_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    return plan_fix([_framework(facts)], snapshot, kb)
+
+
+def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    package = _value(facts, "package") or ""
+    name = re.split(r"[=<>!~\[ ]", package, maxsplit=1)[0].lower()
+    name = _PLANNED.get(name, name)
+    if name not in FRAMEWORKS:
+        return None
+    return plan_fix([name], snapshot, kb)
+
+
+def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    wheel = parse_wheel_name(_value(facts, "wheel") or "")
+    if wheel is None:
+        return None
+    python = snapshot.python_env.python_version if snapshot.python_env else None
+    wants = f"CPython {wheel.python_version}" if wheel.python_version else wheel.python
+    lead = f"{wheel.name} {wheel.version} is built for {wants} on {wheel.platform}"
+    mine = ".".join((python or "").split(".")[:2])
+    if mine and wheel.python_version and mine != wheel.python_version:
+        tag = "cp" + mine.replace(".", "")
+        lead += f", this Python is {mine}: use the {tag} wheel, or a Python "
+        lead += f"{wheel.python_version} environment"
+    name = _PLANNED.get(wheel.name.lower(), wheel.name.lower())
+    planned = plan_fix([name], snapshot, kb, lead + ". Or: ", gpu=False) if mine else None
+    return planned if planned and name in FRAMEWORKS else Fix(lead + ".", (), "pip")
+
+
+def _library_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    name = _value(facts, "missing_library") or ""
+    row = next(
+        (r for r in kb.rows("cuda_libs", "soname") if name.startswith(str(r["soname"]))), None
+    )
+    package = pip_package(kb, str(row["library"]), int(row["cuda_major"])) if row else None
+    if row is None or package is None:
+        return None
+    return Fix(
+        f"{name} is the CUDA {row['cuda_major']} {row['library']} library: install the wheel that "
+        f"holds it ({package['package']}) or the framework build for the CUDA you have; a "
+        "library of another CUDA major does not stand in for it.",
+        (f"python3 -m pip install {package['package']}",),
+        "pip",
+    )
+
+
+def _conda_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    if not any(f.name == "package" and f.value == "__cuda" for f in facts):
+        return (
+            plan_fix(_frameworks_named(facts), snapshot, kb)
+            if len(_frameworks_named(facts)) > 1
+            else None
+        )
+    cuda = _value(facts, "driver_max_cuda") or "12.4"
+    return Fix(
+        "conda's __cuda virtual package comes from the driver; where no GPU is visible (docker "
+        "build, a login node) set CONDA_OVERRIDE_CUDA to the CUDA of the machine that will run it.",
+        (f"CONDA_OVERRIDE_CUDA={cuda} conda install ...",),
+        "conda",
+    )
+
+
+def _frameworks_named(facts: Sequence[Fact]) -> list[str]:
+    return list(
+        dict.fromkeys(f.value for f in facts if f.name == "framework" and f.value in FRAMEWORKS)
+    )
+
+
+BUILDERS = {
+    "driver_too_old": _driver_fix,
+    "container_driver_mismatch": _container_fix,
+    "cpu_only_build": _framework_fix,
+    "gpu_arch_unsupported": _framework_fix,
+    "python_version_unsupported": _package_fix,
+    "wrong_platform_wheel": _wheel_fix,
+    "missing_cuda_lib": _library_fix,
+    "solver_conflict": _conda_fix,
+}

@@ -1,0 +1,47 @@
+"""Which cause the evidence points to: every recognised message votes for its cause with its
+weight (combined as independent signs: 1 - Π(1 - w)), the doctor's findings on the reporter's
+facts vote too, and the causes are ranked by the result."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from gpuenv.diagnose.findings import Finding
+from gpuenv.explain.model import Candidate
+from gpuenv.explain.scan import Hit
+
+FINDING_WEIGHT = {"error": 0.5, "warning": 0.25}
+MIN_CONFIDENCE = 0.15  # causes below this are not shown as alternatives
+
+
+def counting(hits: Iterable[Hit], known: set[str]) -> list[Hit]:
+    """The hits whose required facts are known."""
+    return [h for h in hits if h.pattern.cause and set(h.pattern.requires) <= known]
+
+
+def rank(hits: Sequence[Hit], findings: Sequence[Finding]) -> list[Candidate]:
+    weights: dict[str, dict[str, float]] = defaultdict(dict)
+    for hit in hits:
+        cause = hit.pattern.cause
+        if cause:
+            weights[cause][hit.pattern.id] = hit.pattern.weight
+    rules: dict[str, list[str]] = defaultdict(list)
+    for finding in findings:
+        weight = FINDING_WEIGHT.get(finding.severity)
+        if weight is None or finding.cause == "other":
+            continue
+        weights[finding.cause].setdefault(f"finding:{finding.rule}", weight)
+        rules[finding.cause].append(finding.rule)
+    candidates = []
+    for cause, votes in weights.items():
+        miss = 1.0
+        for weight in votes.values():
+            miss *= 1.0 - min(max(weight, 0.0), 0.99)
+        patterns = tuple(k for k in votes if not k.startswith("finding:"))
+        strongest = max(votes.values())
+        candidates.append(
+            (1.0 - miss, strongest, Candidate(cause, 1.0 - miss, patterns, tuple(rules[cause])))
+        )
+    candidates.sort(key=lambda c: (-c[0], -c[1], c[2].cause))
+    return [c for _, _, c in candidates if c.confidence >= MIN_CONFIDENCE]

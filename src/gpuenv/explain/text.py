@@ -1,0 +1,72 @@
+"""A text as people paste it, made plain: decoded whatever its encoding, colour codes and
+carriage returns gone, e-mail and Markdown quote marks and fences stripped, one entry per line.
+Linear in the size of the text; line numbers are those of the text as given (a lone carriage
+return, as progress bars write, ends a line too)."""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import re
+from dataclasses import dataclass
+
+# CSI (colours, cursor moves), OSC (titles, links) and two-character escapes
+_ANSI = re.compile(
+    r"\x1b\[[0-9;:?<=>]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# "> " of e-mail and Markdown quotes (nested), the backticks of inline code and fences
+_QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+", re.MULTILINE)
+_TICKS = re.compile(r"^[ \t]*`{1,3}(?:[A-Za-z0-9_+-]{1,20}[ \t]*$)?|`{1,3}[ \t]*$", re.MULTILINE)
+
+
+def decode(data: bytes) -> str:
+    """Bytes as text: UTF-16 with a byte-order mark (PowerShell's `>`), UTF-16 without one when
+    every other byte is NUL, else UTF-8 with or without a mark; undecodable bytes replaced."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", "replace")
+    sample = data[:4096]
+    if len(sample) >= 8 and sample[1::2].count(0) > len(sample) * 0.4:
+        return data.decode("utf-16-le", "replace")
+    if len(sample) >= 8 and sample[0::2].count(0) > len(sample) * 0.4:
+        return data.decode("utf-16-be", "replace")
+    return data.decode("utf-8-sig", "replace")
+
+
+def plain(text: str) -> str:
+    """The text without colour codes, control characters, quote marks and code fences."""
+    text = _ANSI.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _CONTROL.sub("", text)
+    text = _QUOTE.sub("", text)
+    return _TICKS.sub("", text)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A plain text, its lines and where each starts (to turn an offset into a line number)."""
+
+    plain: str
+    lower: str
+    lines: tuple[str, ...]
+    starts: tuple[int, ...]
+
+    def line_of(self, offset: int) -> int:
+        """The 0-based line holding the character at `offset`."""
+        return bisect.bisect_right(self.starts, offset) - 1
+
+
+def prepare(text: str) -> Text:
+    cleaned = plain(text)
+    lines = cleaned.split("\n")
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    lower = cleaned.lower()
+    if len(lower) != len(cleaned):  # a few characters lower-case to two ("İ"): keep offsets
+        lower = cleaned.translate(_ASCII_LOWER)
+    return Text(cleaned, lower, tuple(lines), tuple(starts))
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}

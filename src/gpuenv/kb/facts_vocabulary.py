@@ -1,0 +1,61 @@
+"""The facts explain reads from a text, by name. Pattern groups in patterns.toml are named for
+these; the pasted-report readers give the same names; facts.to_snapshot turns them into a
+Snapshot."""
+
+from __future__ import annotations
+
+FACTS: dict[str, str] = {
+    # the machine
+    "os": "operating system: linux, windows or darwin",
+    "arch": "CPU architecture: x86_64, aarch64, arm64",
+    "distro": "OS release as printed (Ubuntu 22.04.3 LTS)",
+    "wsl": "the machine is WSL2 (true)",
+    "container": "the failure happened in a container (docker, podman, kubernetes)",
+    "nvidia_require_cuda": "the CUDA a container image requires (cuda>=12.8)",
+    "default_runtime": "Docker's default runtime",
+    "jetson_model": "Jetson board as printed",
+    "l4t": "Jetson Linux (L4T) release, 36.4.3",
+    "jetpack": "JetPack release",
+    # GPU and driver
+    "gpu": "a GPU's name as printed",
+    "cc": "compute capability of the GPU named with it (8.6)",
+    "sm": "compute capability as sm_86",
+    "driver_version": "NVIDIA driver version (535.183.01)",
+    "driver_max_cuda": "highest CUDA the driver supports (12.2)",
+    "driver_cuda_code": "the driver's CUDA as cudaDriverGetVersion prints it (11060)",
+    "driver_failure": "a driver failure state (facts.DRIVER_FAILURES)",
+    "kernel_module_version": "version of the loaded kernel module (NVRM)",
+    "client_driver_version": "version of the user-space driver a kernel message names",
+    # CUDA libraries and toolkits
+    "toolkit_cuda": "CUDA toolkit version from nvcc (12.8.93)",
+    "cuda_runtime": "CUDA runtime version a framework found (12.4.131)",
+    "cudnn_version": "cuDNN version found",
+    "cudnn_loaded": "cuDNN version loaded at run time",
+    "cudnn_compiled": "cuDNN version the framework was built with",
+    "missing_library": "a shared library or DLL that could not be loaded",
+    "conda_cuda": "conda's __cuda virtual package (or CONDA_OVERRIDE_CUDA)",
+    "nccl_version": "NCCL version",
+    "rocm_arch": "AMD GPU architecture (gfx1031)",
+    # Python and packages
+    "python_version": "Python version (3.11.7)",
+    "python_tag": "a wheel's Python tag (cp312)",
+    "wheel": "a wheel file name",
+    "wheel_platform": "a wheel's platform tag (linux_x86_64)",
+    "package": "a package a command asked for",
+    "package_version": "the version asked for",
+    "extension": "a compiled extension module that failed (flash_attn_2_cuda)",
+    # frameworks
+    "torch_version": "PyTorch version (2.4.0+cu121)",
+    "torch_cuda": "CUDA PyTorch was built with",
+    "torch_rocm": "ROCm PyTorch was built with",
+    "torch_archs": "GPU architectures in the PyTorch build (sm_50 sm_60 … compute_37)",
+    "cuda_available": "torch.cuda.is_available() (true/false)",
+    "tensorflow_version": "TensorFlow version",
+    "tensorflow_cuda": "CUDA TensorFlow was built with",
+    "tensorflow_cudnn": "cuDNN TensorFlow was built with",
+    "tensorflow_cuda_build": "tf.test.is_built_with_cuda() (true/false)",
+    "jax_version": "jax version",
+    "jaxlib_version": "jaxlib version",
+    "jax_backend": "the backend JAX uses (gpu, cpu)",
+    "framework": "the framework a message comes from (torch, tensorflow, jax …)",
+}

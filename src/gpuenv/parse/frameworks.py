@@ -1,0 +1,129 @@
+"""What TensorFlow and JAX print about themselves: `tf.sysconfig.get_build_info()`, TensorFlow's
+device and library log lines, and `jax.print_environment_info()`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TF_BUILD_KEY = re.compile(
+    r"'(cuda_version|cudnn_version|is_cuda_build|is_rocm_build|is_tensorrt_build)',\s*'?([^')]*)'?\)"
+)
+_TF_CC_BLOCK = re.compile(r"'cuda_compute_capabilities',\s*\[([^\]]*)\]", re.DOTALL)
+_TF_FAILED = re.compile(r"Could not load dynamic library '([^']+)'")
+_TF_LOADED = re.compile(r"Successfully opened dynamic library (\S+)")
+_TF_LD_PATH = re.compile(r"LD_LIBRARY_PATH:\s*(\S*)")
+_TF_DEVICE = re.compile(
+    r"Created (?:TensorFlow )?device .*?name:\s*(?P<name>[^,]+),\s*pci bus id:\s*(?P<bus>[^,]+)"
+    r"(?:,\s*compute capability:\s*(?P<cc>\d+\.\d+))?"
+)
+_TF_CUDNN = re.compile(r"Loaded cuDNN version (\d+)")
+_JAX_LINE = re.compile(r"^\s*(jax|jaxlib|numpy|python|process_count)\s*:\s+(\S.*?)\s*$")
+_JAX_DEVICES = re.compile(r"jax\.devices \((\d+) total, (\d+) local\):\s*\[(.*)\]")
+_JAX_DEVICE = re.compile(r"(\w+Device\([^)]*\)|cuda\(id=\d+\)|gpu\(id=\d+\)|TFRT_CPU_\d+)")
+ANCHORS_TF = ("is_cuda_build", "dso_loader", "Skipping registering GPU devices", "Created device")
+ANCHORS_JAX = ("jaxlib:", "jax.devices (")
+
+
+@dataclass(frozen=True)
+class TfReport:
+    cuda_version: str | None = None
+    cudnn_version: str | None = None
+    is_cuda_build: bool | None = None
+    is_rocm_build: bool | None = None
+    is_tensorrt_build: bool | None = None
+    compute_capabilities: tuple[str, ...] = ()
+    failed_libraries: tuple[str, ...] = ()
+    loaded_libraries: tuple[str, ...] = ()
+    ld_library_path: str | None = None
+    gpu_devices_registered: bool | None = None  # False: "Skipping registering GPU devices"
+    gpus: tuple[tuple[str, str | None], ...] = ()  # (name, compute capability)
+
+
+def parse_tf_report(text: str) -> TfReport | None:
+    build = {m.group(1): m.group(2).strip() for m in _TF_BUILD_KEY.finditer(text)}
+    ccs_block = _TF_CC_BLOCK.search(text)
+    ccs = tuple(re.findall(r"(?:sm|compute)_\d+[af]?", ccs_block.group(1))) if ccs_block else ()
+    failed = tuple(dict.fromkeys(m.group(1) for m in _TF_FAILED.finditer(text)))
+    loaded = tuple(dict.fromkeys(m.group(1) for m in _TF_LOADED.finditer(text)))
+    ld_path = _TF_LD_PATH.search(text)
+    gpus = tuple(
+        dict.fromkeys((m.group("name").strip(), m.group("cc")) for m in _TF_DEVICE.finditer(text))
+    )
+    cudnn_code = _TF_CUDNN.search(text)
+    skipping = "Skipping registering GPU devices" in text
+    if not (build or ccs or failed or loaded or gpus or skipping or cudnn_code):
+        return None
+    return TfReport(
+        cuda_version=build.get("cuda_version") or None,
+        cudnn_version=build.get("cudnn_version") or _tf_cudnn(cudnn_code),
+        is_cuda_build=_bool(build.get("is_cuda_build")),
+        is_rocm_build=_bool(build.get("is_rocm_build")),
+        is_tensorrt_build=_bool(build.get("is_tensorrt_build")),
+        compute_capabilities=ccs,
+        failed_libraries=failed,
+        loaded_libraries=loaded,
+        ld_library_path=ld_path.group(1) if ld_path else None,
+        gpu_devices_registered=False if skipping else (True if gpus else None),
+        gpus=gpus,
+    )
+
+
+def _tf_cudnn(match: re.Match[str] | None) -> str | None:
+    if match is None:
+        return None
+    code = int(match.group(1))
+    return f"{code // 1000}.{code // 100 % 10}.{code % 100}" if code < 10000 else str(code)
+
+
+def _bool(text: str | None) -> bool | None:
+    return {"True": True, "False": False}.get(text or "")
+
+
+@dataclass(frozen=True)
+class JaxReport:
+    jax_version: str | None = None
+    jaxlib_version: str | None = None
+    numpy_version: str | None = None
+    python_version: str | None = None
+    device_count: int | None = None
+    devices: tuple[str, ...] = ()
+    process_count: int | None = None
+
+    @property
+    def backend(self) -> str | None:
+        kinds = {d.split("(")[0].lower() for d in self.devices}
+        if any(k.startswith(("gpu", "cuda")) for k in kinds):
+            return "gpu"
+        if any(k.startswith(("cpu", "tfrt_cpu")) for k in kinds):
+            return "cpu"
+        if any(k.startswith("tpu") for k in kinds):
+            return "tpu"
+        return None
+
+
+def parse_jax_env(lines: list[str]) -> JaxReport | None:
+    values: dict[str, str] = {}
+    devices: tuple[str, ...] = ()
+    count = None
+    for line in lines:
+        key = _JAX_LINE.match(line)
+        if key:
+            values.setdefault(key.group(1), key.group(2))
+        found = _JAX_DEVICES.search(line)
+        if found and count is None:
+            count = int(found.group(1))
+            devices = tuple(_JAX_DEVICE.findall(found.group(3)))
+    if "jax" not in values and "jaxlib" not in values:
+        return None
+    python = re.match(r"\d+\.\d+(?:\.\d+)?", values.get("python", ""))
+    processes = values.get("process_count", "")
+    return JaxReport(
+        jax_version=values.get("jax"),
+        jaxlib_version=values.get("jaxlib"),
+        numpy_version=values.get("numpy"),
+        python_version=python.group(0) if python else None,
+        device_count=count,
+        devices=devices,
+        process_count=int(processes) if processes.isdigit() else None,
+    )

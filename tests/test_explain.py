@@ -1,0 +1,216 @@
+"""explain: causes and facts on the real corpora, text as people paste it, the command, --from
+with a pasted report, the patterns' audit, and robustness (any bytes, huge lines, every report
+cut at every line)."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from benchmarks.explain_corpus import cause_accuracy, fact_share, rows
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuenv.cli import main
+from gpuenv.explain import explain_text
+from gpuenv.kb import default_kb, load_kb
+from gpuenv.kb.audit import check_patterns
+from gpuenv.kb.loader import DATA_DIR
+from gpuenv.snapshot_io import read_snapshot
+from tests.conftest import SHARED
+
+ROOT = Path(__file__).resolve().parents[1]
+DEV = SHARED / "corpus"
+PROJECT = ROOT / "corpus"
+KB = default_kb()
+SCHEMA = json.loads((ROOT / "docs" / "explain.schema.json").read_text(encoding="utf-8"))
+DRIVER_OLD = (
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please "
+    "update your GPU driver"
+)
+
+
+def _need(path: Path) -> Path:
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    return path
+
+
+# -- the corpora: floors a little under what explain reaches (regressions show) --------------------
+
+
+@pytest.mark.parametrize(
+    ("folder", "alone", "context"),
+    [(DEV, 0.93, 0.95), (PROJECT, 0.68, 0.69)],
+    ids=["dev", "project"],
+)
+def test_cause_accuracy_on_the_corpus(folder: Path, alone: float, context: float) -> None:
+    cases = rows(
+        _need(folder / ("error-cases.dev.jsonl" if folder == DEV else "error-cases.jsonl"))
+    )
+    by_text = cause_accuracy(cases, KB, with_context=False)
+    with_context = cause_accuracy(cases, KB, with_context=True)
+    assert by_text.share >= alone, by_text.wrong
+    assert with_context.share >= context, with_context.wrong
+
+
+def test_facts_of_the_pasted_reports() -> None:
+    score = fact_share(rows(_need(DEV / "pasted-reports.dev.jsonl")), KB)
+    assert score.total > 100 and score.share >= 0.95, score.wrong
+
+
+# -- text as people paste it -----------------------------------------------------------------------
+
+
+def test_colour_crlf_quotes_and_fences_do_not_change_the_answer() -> None:
+    plain = explain_text("pip install x\n" + DRIVER_OLD + "\n", KB)
+    noisy = "```\r\n> > pip install x\r\n> > \x1b[31m" + DRIVER_OLD + "\x1b[0m\r\n```\r\n"
+    messy = explain_text(noisy, KB)
+    assert plain.cause == messy.cause == "driver_too_old"
+    assert plain.evidence[0].line == 2 and messy.evidence[0].line == 3
+    assert any(f.name == "driver_max_cuda" and f.value == "11.6" for f in messy.facts)
+
+
+def test_utf16_and_invalid_utf8_files_are_read(tmp_path: Path, capsys: Any) -> None:
+    wide = tmp_path / "wide.txt"
+    wide.write_bytes(codecs.BOM_UTF16_LE + DRIVER_OLD.encode("utf-16-le"))
+    broken = tmp_path / "broken.txt"
+    broken.write_bytes(b"\xfa\xfb garbage \xc3\n" + DRIVER_OLD.encode())
+    for path in (wide, broken):
+        assert main(["explain", "--no-probe", "--json", str(path)]) == 0
+        assert json.loads(capsys.readouterr().out)["cause"] == "driver_too_old"
+
+
+def test_a_pasted_collect_env_becomes_the_reporters_machine() -> None:
+    report = next(r for r in rows(_need(DEV / "pasted-reports.dev.jsonl")) if "scalemae" in r["id"])
+    explanation = explain_text(report["text"], KB)
+    assert explanation.cause == "cpu_only_build"
+    assert [f.value for f in explanation.facts if f.name == "gpu"] == [
+        "NVIDIA GeForce RTX 3090"
+    ] * 2
+    assert any(f.rule == "framework-cpu-build" for f in explanation.findings)
+    assert explanation.fix is not None and "torch==2.1.1+cu1" in " ".join(explanation.fix.commands)
+
+
+def test_nothing_recognised_is_no_cause() -> None:
+    explanation = explain_text("hello world\nall good\n", KB)
+    assert explanation.cause is None and not explanation.found and explanation.lines == 3
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+
+def test_json_document_follows_its_schema(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(DRIVER_OLD.encode())))
+    assert main(["explain", "--no-probe", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    jsonschema.validate(document, SCHEMA)
+    assert document["cause"] == "driver_too_old" and document["exit_code"] == 0
+    assert document["evidence"][0]["line"] == 1
+
+
+def test_exit_1_without_a_cause_and_text_at_80_columns(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quiet = tmp_path / "quiet.log"
+    quiet.write_text("nothing to see\n")
+    assert main(["explain", "--no-probe", str(quiet)]) == 1
+    assert "No cause found" in capsys.readouterr().out
+    monkeypatch.setenv("COLUMNS", "80")
+    loud = tmp_path / "loud.log"
+    loud.write_text(DRIVER_OLD + "\n")
+    assert main(["explain", "--no-probe", str(quiet), str(loud)]) == 0
+    out = capsys.readouterr().out
+    assert "cause: driver_too_old" in out and "loud.log:1" in out
+    assert max(len(ln) for ln in out.splitlines() if "$ " not in ln) <= 80
+
+
+def test_doctor_and_plan_read_a_pasted_report(tmp_path: Path, capsys: Any) -> None:
+    report = next(r for r in rows(_need(DEV / "pasted-reports.dev.jsonl")) if "tesla-p4" in r["id"])
+    path = tmp_path / "issue.txt"
+    path.write_text("My GPU does not work, here is nvidia-smi:\n" + report["text"])
+    snapshot = read_snapshot(path)
+    assert snapshot.gpus[0].name == "Tesla P4" and snapshot.origin.startswith("pasted report")
+    assert main(["doctor", "--json", "--from", str(path)]) in (0, 1)
+    assert "Tesla P4" in capsys.readouterr().out
+    assert main(["plan", "torch", "--json", "--from", str(path)]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (
+        plan["target"]["driver"] == "550.135"
+        and "+cu12" in plan["envs"][0]["packages"][0]["requirement"]
+    )
+
+
+def test_from_a_file_with_neither_snapshot_nor_report(tmp_path: Path, capsys: Any) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("just some words\n")
+    assert main(["doctor", "--from", str(path)]) == 2
+    assert "no facts of a pasted report" in capsys.readouterr().err
+
+
+# -- the patterns' audit ---------------------------------------------------------------------------
+
+
+def _broken_kb(tmp_path: Path, old: str, new: str) -> Any:
+    folder = tmp_path / "data"
+    shutil.copytree(DATA_DIR, folder)
+    target = folder / "patterns.toml"
+    text = target.read_text(encoding="utf-8")
+    assert old in text
+    target.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return load_kb(folder, strict=False)
+
+
+def test_audit_passes_on_the_shipped_patterns() -> None:
+    assert check_patterns(KB) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("regex = 'HIP error: invalid", "regex = '(\\w+\\s?)*HIP error: invalid", "backtrack"),
+        ("regex = 'hipErrorNoBinaryForGpu'", "regex = 'hipErrorNoBinaryForGPUs'", "does not match"),
+        ("regex = 'NCCL_P2P_DISABLE'", "regex = 'NCCL_P2P_DISABLE('", "does not compile"),
+        ("regex = 'NCCL_P2P_DISABLE'", "regex = '(?P<colour>NCCL_P2P_DISABLE)'", "names no fact"),
+    ],
+)
+def test_audit_finds_bad_patterns(tmp_path: Path, old: str, new: str, message: str) -> None:
+    problems = check_patterns(_broken_kb(tmp_path, old, new))
+    assert isinstance(problems, list) and any(message in p.message for p in problems), problems
+
+
+# -- robustness ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=3000) | st.text(max_size=3000).map(str.encode))
+def test_any_bytes_give_an_explanation(data: bytes) -> None:
+    """Rule: whatever the input, explain answers (a cause or none), never an exception."""
+    from gpuenv.explain.text import decode
+
+    explanation = explain_text(decode(data), KB)
+    assert explanation.lines >= 1
+    json.dumps(explanation.to_dict())
+
+
+def test_huge_lines_and_deep_quoting_stay_bounded() -> None:
+    line = "x" * 1_000_000 + " " + DRIVER_OLD + " " + "y" * 1_000_000
+    assert explain_text(line, KB).cause == "driver_too_old"
+    quoted = ">" * 50_000 + " " + DRIVER_OLD
+    assert explain_text(quoted, KB).cause == "driver_too_old"
+    assert explain_text("(" * 200_000 + "[" * 200_000, KB).cause is None
+
+
+def test_every_pasted_report_cut_at_every_line() -> None:
+    """Rule: a paste that ends early gives the facts it holds and no exception."""
+    for report in rows(_need(DEV / "pasted-reports.dev.jsonl")):
+        lines = report["text"].split("\n")
+        for end in range(len(lines)):
+            explain_text("\n".join(lines[:end]), KB)
