@@ -104,3 +104,13 @@ def test_verbose_shows_whole_errors() -> None:
     report = report_of("tensorflow-a100-cudnn-fails")
     short, full = render_text(report), render_text(report, verbose=True)
     assert "Traceback (most recent" not in short and "Traceback (most recent" in full
+
+
+def test_explains_cause_and_fix_are_shown_under_the_failed_step() -> None:
+    from gpuenv.check.explain_adapter import explainer
+
+    fixture = load("onnxruntime-cuda-ep-falls-back")
+    result = judged(fixture, explain=explainer(None))
+    text = render_text(CheckReport("/p", "3.11", driver_gpus(fixture), (result,)))
+    assert "explain: missing_cuda_lib — A CUDA library could not be loaded\n" in text
+    assert "fix: The library of that CUDA major is not on the loader's path" in text

@@ -5,6 +5,7 @@ Pure: a `CheckReport` in, a `Doc` (laid out by `render.terminal`) or a dict out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -141,6 +142,7 @@ def _explanation_lines(found: Explained | None, indent: int) -> Doc:
     summary = found.summary or ""
     if found.cause and summary.startswith(f"{found.cause}: "):
         summary = summary[len(found.cause) + 2 :]
+    summary = re.sub(r" \(line \d+\)$", "", summary)  # a line of the error text, not of ours
     text = " — ".join(p for p in (found.cause, summary) if p)
     doc = [line(("explain: ", "info"), text, indent=indent)]
     fix = found.detail.get("fix")
