@@ -172,9 +172,10 @@ def _write(folder: Path, files: dict[str, str]) -> list[str]:
 
 
 def _create(args: argparse.Namespace, plan: Plan) -> int:
-    from gpuenv.apply import create_env
+    from gpuenv.apply import create_env, preflight
     from gpuenv.cli.downloads import confirm_download
 
+    preflight(plan, args.create, args.existing_ok)
     confirm_download(plan, args)
     result = create_env(plan, args.create, existing_ok=args.existing_ok)
     lines = [f"\ncreated {result.path} ({result.tool}); checking it against the plan:"]
