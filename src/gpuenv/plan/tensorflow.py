@@ -83,6 +83,7 @@ def _gpu_build(
         pins_known=bool(wheel and wheel.get("pins")) or not and_cuda,
         kb_pins=cudnn_pins(target, cuda, cudnn_family(cudnn)) if and_cuda else (),
         min_cc=toolkit_floor(target, cuda),
+        strict_ptx=True,
         system_needs=() if and_cuda else _system(cuda, cudnn),
         why=_why(version, and_cuda, cuda),
     )

@@ -1,0 +1,71 @@
+"""The hard cases of the correctness review, each on a declared machine with the packaged
+knowledge base: what a user asking `gpuenv plan` on that machine gets must run there."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuenv.kb import default_kb
+from gpuenv.kb.query.binaries import build_code
+from gpuenv.kb.query.cuda import coverage
+from gpuenv.plan import wheels
+from gpuenv.plan.model import NO_FIT
+from gpuenv.versions import ComputeCapability, CudaVersion
+from tests.test_plan_rules import plan
+
+H100 = ComputeCapability(9, 0)
+CUDA_12_2 = CudaVersion(12, 2)
+TF_RELEASES = [str(r["version"]) for r in wheels.releases(default_kb(), "tensorflow")]
+
+
+@pytest.mark.parametrize("version", TF_RELEASES)
+def test_every_tensorflow_release_has_known_gpu_code(version: str) -> None:
+    """From its wheel (binaries.toml) or its build file (wheels.toml build_archs): a release
+    whose code is unknown could not be checked against a GPU reached only through PTX."""
+    code = build_code(default_kb(), "tensorflow", version)
+    assert code is not None and code.cuda is not None and code.sass
+
+
+def test_tensorflow_on_h100_with_driver_535_and_python_312_fits_nowhere() -> None:
+    """Every release with a cp312 wheel (2.16+) reaches sm_90 only through compute_90 PTX built
+    with CUDA 12.3 or 12.5; a CUDA 12.2 driver cannot JIT it (2.15 has no cp312 wheel)."""
+    result = plan(("tensorflow",), gpus=("H100",), driver="535.183.01", python="3.12")
+    assert result.verdict == NO_FIT
+    rejected = {r.candidate: r for u in result.unplaced for r in u.rejected if r.rule == "driver"}
+    for version in TF_RELEASES:
+        code = build_code(default_kb(), "tensorflow", version)
+        assert code is not None and code.cuda is not None
+        if coverage(code.sass, code.ptx, H100).kind != "ptx-jit" or code.cuda <= CUDA_12_2:
+            continue
+        reason = rejected[f"tensorflow {version} and-cuda"].reason
+        assert f"built with CUDA {code.cuda.major}.{code.cuda.minor}" in reason, version
+
+
+@pytest.mark.parametrize("version", TF_RELEASES)
+def test_no_tensorflow_release_is_planned_where_its_ptx_cannot_be_jitted(version: str) -> None:
+    result = plan((f"tensorflow=={version}",), gpus=("H100",), driver="535.183.01")
+    code = build_code(default_kb(), "tensorflow", version)
+    assert code is not None and code.cuda is not None
+    needs_jit = coverage(code.sass, code.ptx, H100).kind == "ptx-jit"
+    if needs_jit and code.cuda > CUDA_12_2:
+        assert result.verdict == NO_FIT
+    else:
+        assert result.verdict != NO_FIT, version
+
+
+def test_a_tensorflow_release_with_unknown_code_is_not_cleared_under_mvc() -> None:
+    """TF 2.11 (CUDA 11.2) is known only from the tested-configuration table: under a CUDA 11.1
+    driver it runs only through minor-version compatibility, and its code is not known, so an
+    RTX 3090 it may reach only through PTX cannot be cleared."""
+    result = plan(("tensorflow==2.11",), gpus=("RTX 3090",), driver="455.45.01", python="3.10")
+    assert result.verdict == NO_FIT
+    [reason] = [
+        r.reason
+        for u in result.unplaced
+        for r in u.rejected
+        if r.candidate == "tensorflow 2.11.0 cuda" and r.rule == "driver"
+    ]
+    assert "its GPU code is not in the knowledge base" in reason
+    assert "minor-version compatibility, which does not cover PTX" in reason
+    native = plan(("tensorflow==2.11",), gpus=("RTX 3090",), driver="460.27.03", python="3.10")
+    assert native.verdict != NO_FIT
