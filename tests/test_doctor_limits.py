@@ -342,3 +342,27 @@ def test_the_doctors_jax_fix_installs_exactly_what_gpuenv_plan_picks(tmp_path: P
     install = finding.fix.commands[-1].split()
     assert install[:4] == ["python3", "-m", "pip", "install"]
     assert {word.strip("'") for word in install[4:]} == {p.requirement for p in planned.packages()}
+
+
+# ---- TensorFlow compiles for the GPU it finds with its own CUDA -------------------------------
+
+
+def test_tensorflow_built_with_cuda_12_5_on_an_rtx_5090_is_gpu_arch_unsupported() -> None:
+    """Its compute_90 PTX would JIT on a CUDA 13.0 driver, but TensorFlow compiles kernels for
+    the GPU at run time with its own CUDA 12.5, which cannot target sm_120."""
+    tf = replace(_tf(), version="2.20.0", framework_cuda="12.5.1")
+    result = run(machine(gpus=["RTX 5090"], driver="580.65.06", frameworks=[tf]))
+    [finding] = [f for f in result.findings if f.rule == "gpu-newer-than-framework-cuda"]
+    assert finding.cause == "gpu_arch_unsupported" and finding.severity == "error"
+    assert "(sm_120) with its own CUDA 12.5" in finding.title
+    assert finding.fix is not None and "NGC" in finding.fix.summary
+    sources = {e.fact: e.source for e in finding.evidence}
+    assert "tensorflow#111958" in sources["runs kernels compiled with"]
+    assert "ptx-jit-needs-newer-driver" not in rules(result)
+
+
+def test_a_gpu_the_build_cuda_knows_is_not_flagged() -> None:
+    tf = replace(_tf(), version="2.20.0", framework_cuda="12.5.1")
+    for gpu in ("H100", "RTX 4090"):
+        result = run(machine(gpus=[gpu], driver="580.65.06", frameworks=[tf]))
+        assert "gpu-newer-than-framework-cuda" not in rules(result)

@@ -69,3 +69,43 @@ def test_a_tensorflow_release_with_unknown_code_is_not_cleared_under_mvc() -> No
     assert "minor-version compatibility, which does not cover PTX" in reason
     native = plan(("tensorflow==2.11",), gpus=("RTX 3090",), driver="460.27.03", python="3.10")
     assert native.verdict != NO_FIT
+
+
+@pytest.mark.parametrize("gpu", ["RTX 5090", "B200"])
+def test_no_tensorflow_216_or_newer_is_planned_for_a_gpu_its_cuda_cannot_compile_for(
+    gpu: str,
+) -> None:
+    """Blackwell came with CUDA 12.8; TensorFlow 2.16+ is built with CUDA 12.3 or 12.5 and
+    compiles kernels at run time with it (TF issues #111958, #101746): none fits on Python 3.12
+    (2.15 has no cp312 wheel), and on 3.11 the plan falls back to 2.15, which the rule's
+    evidence does not cover, saying it runs there only through PTX."""
+    result = plan(("tensorflow",), gpus=(gpu,), driver="580.65.06", python="3.12")
+    assert result.verdict == NO_FIT
+    reasons = {r.candidate: r.reason for u in result.unplaced for r in u.rejected}
+    for version in TF_RELEASES:
+        if wheels.version_key(version) >= wheels.version_key("2.16"):
+            assert "compiles its kernels at run time" in reasons[f"tensorflow {version} and-cuda"]
+    older = plan(("tensorflow",), gpus=(gpu,), driver="580.65.06", python="3.11")
+    [tf] = [p for p in older.packages() if p.name == "tensorflow"]
+    assert tf.public_version.startswith("2.15.")
+    assert any("runs by JIT-compiling PTX" in n for n in older.notes)
+
+
+def test_tensorflow_still_fits_a_gpu_its_cuda_knows() -> None:
+    result = plan(("tensorflow",), gpus=("RTX 4090",), driver="580.65.06", python="3.12")
+    [tf] = [p for p in result.packages() if p.name == "tensorflow"]
+    assert tf.public_version == TF_RELEASES[0]
+
+
+def test_a_build_of_unknown_code_on_a_gpu_after_its_cuda_says_it_needs_ptx() -> None:
+    """TF 2.10 on native Windows (CUDA 11.2) and an RTX 4090 (sm_89, from CUDA 11.8)."""
+    result = plan(
+        ("tensorflow",),
+        gpus=("RTX 4090",),
+        driver="566.36",
+        python="3.10",
+        platform="windows-x86_64",
+    )
+    [tf] = [p for p in result.packages() if p.name == "tensorflow"]
+    assert tf.public_version == "2.10.0"
+    assert any("cannot compile for NVIDIA GeForce RTX 4090 (sm_89)" in n for n in result.notes)
