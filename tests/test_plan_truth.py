@@ -109,3 +109,34 @@ def test_a_build_of_unknown_code_on_a_gpu_after_its_cuda_says_it_needs_ptx() -> 
     [tf] = [p for p in result.packages() if p.name == "tensorflow"]
     assert tf.public_version == "2.10.0"
     assert any("cannot compile for NVIDIA GeForce RTX 4090 (sm_89)" in n for n in result.notes)
+
+
+# ---- joint: the cuDNN each PyTorch variant pins (RELEASE.md) ----------------------------------
+
+
+def test_onnxruntime_118_for_cuda_11_pairs_only_with_a_torch_of_cudnn_8() -> None:
+    """ORT's CUDA EP table: 1.18 for CUDA 11.8 needs cuDNN 8, 'compatible with PyTorch <= 2.3.1
+    for CUDA 11.8'; torch 2.4-2.7 cu118 pin nvidia-cudnn-cu11==9.1.0.70."""
+    result = plan(
+        ("torch", "onnxruntime-gpu==1.18.0"), gpus=("RTX 3090",), driver="535.183.01", python="3.11"
+    )
+    [torch] = [p for p in result.packages() if p.name == "torch"]
+    assert torch.version == "2.3.1+cu118" and torch.cudnn == "8.7.0.84"
+    reasons = {r.candidate: r.reason for r in torch.rejected if r.rule == "joint"}
+    assert (
+        "needs cuDNN 9 while onnxruntime-gpu 1.18.0 cuda11 needs cuDNN 8"
+        in (reasons["torch 2.7.1 cu118"])
+    )
+
+
+def test_torch_and_tensorflow_219_do_not_share_an_env() -> None:
+    """TF 2.19 [and-cuda] pins nvidia-cudnn-cu12==9.3.0.75; every torch CUDA 12 build pins
+    another cuDNN (9.10.2.21 for the cu126 builds of 2.8-2.14): pip cannot install both."""
+    result = plan(
+        ("torch", "tensorflow==2.19.0"), gpus=("RTX 4090",), driver="580.65.06", python="3.12"
+    )
+    assert len(result.envs) == 2
+    newest = plan(("torch", "tensorflow"), gpus=("RTX 4090",), driver="580.65.06", python="3.12")
+    assert len(newest.envs) == 1  # 2.21 asks nvidia-cudnn-cu12>=9.3.0.75,<10
+    [torch] = [p for p in newest.packages() if p.name == "torch"]
+    assert torch.version == "2.14.1+cu126" and torch.cudnn == "9.10.2.21"
