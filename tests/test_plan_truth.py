@@ -140,3 +140,27 @@ def test_torch_and_tensorflow_219_do_not_share_an_env() -> None:
     assert len(newest.envs) == 1  # 2.21 asks nvidia-cudnn-cu12>=9.3.0.75,<10
     [torch] = [p for p in newest.packages() if p.name == "torch"]
     assert torch.version == "2.14.1+cu126" and torch.cudnn == "9.10.2.21"
+
+
+# ---- Jetson: NVIDIA's redist wheel for each JetPack --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("jetpack", "version", "folder"),
+    [
+        ("5.1.1", "2.1.0a0+41361538.nv23.06", "v512"),
+        ("5.1.2", "2.1.0a0+41361538.nv23.06", "v512"),
+        ("6.0", "2.4.0a0+3bcc3cddb5.nv24.07.16234504", "v60"),
+        ("6.1", "2.5.0a0+872d972e41.nv24.08.17622132", "v61"),
+        ("6.2", "2.5.0a0+872d972e41.nv24.08.17622132", "v61"),
+    ],
+)
+def test_a_jetson_gets_nvidias_wheel_for_its_jetpack(
+    jetpack: str, version: str, folder: str
+) -> None:
+    result = plan(("torch",), gpus=("Jetson AGX Orin",), platform="linux-aarch64", jetpack=jetpack)
+    [torch] = [p for p in result.packages() if p.name == "torch"]
+    assert torch.version == version and torch.build == "jetson"
+    assert torch.find_links == (
+        f"https://developer.download.nvidia.com/compute/redist/jp/{folder}/pytorch/"
+    )
