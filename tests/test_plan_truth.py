@@ -164,3 +164,13 @@ def test_a_jetson_gets_nvidias_wheel_for_its_jetpack(
     assert torch.find_links == (
         f"https://developer.download.nvidia.com/compute/redist/jp/{folder}/pytorch/"
     )
+
+
+def test_onnxruntime_built_with_cuda_12_8_runs_under_mvc_on_a_cuda_12_2_driver() -> None:
+    """Its build file says CUDA 12.8 (not the 12.0 its [cuda] extra accepts): on driver 535 it
+    runs only under minor-version compatibility, and the plan says its PTX was not checked."""
+    result = plan(("onnxruntime",), gpus=("RTX 3090",), driver="535.183.01", python="3.11")
+    [ort] = [p for p in result.packages() if p.name == "onnxruntime-gpu"]
+    assert ort.version == "1.26.0" and ort.cuda == "12.8"
+    assert ort.driver_how == "minor-version-compat"
+    assert any("Its GPU code is not in the knowledge base" in n for n in result.notes)
