@@ -174,3 +174,14 @@ def test_onnxruntime_built_with_cuda_12_8_runs_under_mvc_on_a_cuda_12_2_driver()
     assert ort.version == "1.26.0" and ort.cuda == "12.8"
     assert ort.driver_how == "minor-version-compat"
     assert any("Its GPU code is not in the knowledge base" in n for n in result.notes)
+
+
+def test_flash_attn_on_a_t4_is_left_out_and_torch_is_still_planned() -> None:
+    """FlashAttention 2 supports Ampere and newer only (README): no torch would change that, so
+    torch is planned and flash-attn is named with its own reason, not as torch's failure."""
+    result = plan(("torch", "flash-attn"), gpus=("Tesla T4",), driver="580.65.06", python="3.12")
+    assert result.verdict == NO_FIT
+    assert [p.name for p in result.packages()] == ["torch"]
+    [lost] = result.unplaced
+    assert lost.package == "flash-attn"
+    assert any("supports compute capability ≥ 8.0 only" in r.reason for r in lost.rejected)
