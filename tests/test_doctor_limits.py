@@ -366,3 +366,12 @@ def test_a_gpu_the_build_cuda_knows_is_not_flagged() -> None:
     for gpu in ("H100", "RTX 4090"):
         result = run(machine(gpus=[gpu], driver="580.65.06", frameworks=[tf]))
         assert "gpu-newer-than-framework-cuda" not in rules(result)
+
+
+def test_a_gpu_family_of_one_segment_keeps_it_for_the_lifecycle_rule() -> None:
+    """'--gpu H100' names the PCIe, SXM and NVL models, all data-center: R535's end of life
+    (June 2026) is said as for a named model."""
+    for gpu in ("H100", "NVIDIA H100 PCIe"):
+        snap = machine(gpus=[gpu], driver="535.183.01")
+        found = diagnose(snap, default_kb(), datetime.date(2026, 11, 23))
+        assert "driver-branch-eol" in rules(found), gpu
