@@ -79,6 +79,10 @@ def test_nvcc_13_under_a_cuda_12_2_driver_is_a_warning_naming_what_it_breaks() -
         assert breaks in finding.why
     assert finding.fix is not None and "≥ 580.65.06" in finding.fix.summary
     assert "sudo apt install nvidia-driver-580" in finding.fix.commands
+    # a CUDA 12.6 toolkit (torch cu126's) builds extensions this driver runs: not only ≤ 12.2
+    assert "CUDA ≤ 12.2; a newer CUDA 12.x runs under minor-version compatibility" in (
+        finding.fix.summary
+    )
 
 
 def test_a_toolkit_the_driver_runs_is_named_in_the_fix() -> None:
