@@ -153,7 +153,10 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
         python_range=_python_range(row),
         platforms=platforms,
         pins_known=cuda is None,
-        kb_pins=cudnn_pins(target, cuda, f"=={cudnn}" if cudnn else None),
+        # Linux wheels pin NVIDIA's cuDNN wheel; Windows wheels carry the DLLs themselves
+        kb_pins=cudnn_pins(target, cuda, f"=={cudnn}" if cudnn else None)
+        if target.platform.startswith("linux")
+        else (),
         strict_arch=True,
         why=f"PyTorch's {variant} build of torch {version} ({_describe(variant)})",
     )
