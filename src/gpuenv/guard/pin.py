@@ -22,8 +22,10 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
+from packaging.version import InvalidVersion, Version
+
 from gpuenv.errors import GpuenvError
-from gpuenv.guard.model import Lock
+from gpuenv.guard.model import Lock, local_label
 from gpuenv.kb.toml_writer import toml_value
 
 if sys.version_info >= (3, 11):
@@ -59,7 +61,19 @@ class FileEdit:
 
 
 def pip_requirement(name: str, version: str) -> str:
-    return f"{name}=={version}"
+    """An exact requirement pip and uv hold to: `torch==2.1.0+cu121`, `torch===2.1.0`.
+
+    A version without a local label is written with `===` (PEP 440 arbitrary equality, compared
+    as text): `torch==2.1.0` also admits `2.1.0+cpu`, which pip and uv even prefer (a local
+    version sorts after its public one), so a constraint written that way lets a CPU build
+    replace the CUDA torch of the package index."""
+    if local_label(version):
+        return f"{name}=={version}"
+    try:
+        text = str(Version(version))  # what pip compares with: the normalised version
+    except InvalidVersion:
+        text = version
+    return f"{name}==={text}"
 
 
 def constraints_text(lock: Lock) -> str:
