@@ -189,6 +189,9 @@ def test_pin_makes_pip_refuse_and_guard_diff_restore_bring_the_env_back(
     code, out, _ = gpuenv(capsys, "restore", "--python", python, str(lock))
     assert code == 0 and "Verified: the env matches the lock." in out
     assert freeze(torch_venv) == worked
+    # after the restore, the env is as it last worked (not as it was just before the restore)
+    code, out, _ = gpuenv(capsys, "diff", "--python", python)
+    assert code == 0 and "No package changed." in out
 
 
 def test_pin_and_unpin_leave_an_existing_pip_conf_byte_identical(
