@@ -621,3 +621,20 @@ def test_an_installer_failure_is_told_by_its_error_line() -> None:
     quiet = CommandResult(("conda", "install"), 1, "Solving environment\nfailed\n")
     assert installer_problem(quiet) == "conda exited with 1: failed"
     assert installer_problem(CommandResult(("pip",), 0)) is None
+
+
+def test_guard_warns_when_its_lock_was_verified_on_another_machine() -> None:
+    from gpuenv.guard.outcomes import GuardOutcome
+    from gpuenv.render.guard import guard_dict, guard_doc
+    from gpuenv.render.terminal import Terminal, to_text
+
+    here = lock()
+    foreign = replace(here, machine=LockMachine("linux", "x86_64", "535.183.01"))
+    command = parse_command(["pip", "install", "ftfy"])
+    outcome = GuardOutcome(command, here, foreign, Preview("pip"), lock_path="old.lock")
+    text = to_text(guard_doc(outcome, verbose=False), Terminal(width=100, colour=False))
+    assert "old.lock was verified on another machine:" in text
+    assert "driver 535.183.01 → none found" in text
+    assert guard_dict(outcome, 0)["machine_changes"] == ["driver 535.183.01 → none found"]
+    same = GuardOutcome(command, here, here, Preview("pip"))
+    assert guard_dict(same, 0)["machine_changes"] == []

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpuenv.guard.commands import allow_command
-from gpuenv.guard.compare import Change, MachineChange
+from gpuenv.guard.compare import Change, MachineChange, compare_machines
 from gpuenv.guard.model import Lock
 from gpuenv.guard.outcomes import GuardOutcome, RestoreOutcome
 from gpuenv.guard.pin import FileEdit
@@ -161,8 +161,16 @@ def diff_doc(
 # -- guard ---------------------------------------------------------------------------------------
 
 
+def _foreign(outcome: GuardOutcome) -> tuple[MachineChange, ...]:
+    """How the machine differs from the one --lock was verified on (nothing without --lock)."""
+    if outcome.baseline is outcome.before:
+        return ()
+    return compare_machines(outcome.baseline, outcome.before)
+
+
 def guard_doc(outcome: GuardOutcome, verbose: bool) -> Doc:
     doc: Doc = [line(("gpuenv guard", "heading"), " " + outcome.command.text), blank()]
+    doc += machine_lines(_foreign(outcome), outcome.lock_path or "the lock")
     if outcome.refusal:
         why = "refuses the install:" if outcome.conflict else "could not preview the install:"
         doc.append(line(("✗ ", "error"), f"{outcome.command.installer} {why}"))
@@ -246,6 +254,7 @@ def guard_dict(outcome: GuardOutcome, code: int) -> dict[str, Any]:
         "changes": [change_dict(c) for c in outcome.changed],
         "changes_since_lock": [change_dict(c) for c in outcome.drift],
         "unexpected": [change_dict(c) for c in outcome.unexpected],
+        "machine_changes": [m.what for m in _foreign(outcome)],
     }
 
 
