@@ -27,6 +27,7 @@ from gpuenv.guard.build import lock_from_snapshot
 from gpuenv.guard.commands import (
     allow_command,
     install_argv,
+    other_target,
     parse_command,
     preview_argv,
     safe_commands,
@@ -638,3 +639,23 @@ def test_guard_warns_when_its_lock_was_verified_on_another_machine() -> None:
     assert guard_dict(outcome, 0)["machine_changes"] == ["driver 535.183.01 → none found"]
     same = GuardOutcome(command, here, here, Preview("pip"))
     assert guard_dict(same, 0)["machine_changes"] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "found"),
+    [
+        (["pip", "install", "--target", "/t", "x"], ("--target", "/t")),
+        (["pip", "install", "--user", "x"], ("--user", None)),
+        (["uv", "pip", "install", "--python=/other/python", "x"], ("--python", "/other/python")),
+        (["uv", "pip", "install", "--system", "x"], ("--system", None)),
+        (["conda", "install", "-n", "other", "x"], ("-n", "other")),
+        (["mamba", "install", "--prefix", "/e", "x"], ("--prefix", "/e")),
+        (["pip", "install", "-U", "--no-deps", "x"], None),
+    ],
+)
+def test_installs_that_name_another_target_are_found(
+    argv: list[str], found: tuple[str, str | None] | None
+) -> None:
+    """guard previews and compares the env of --python: an install aimed elsewhere (another
+    conda env, a --target folder, uv's --system) would be judged against the wrong env."""
+    assert other_target(parse_command(argv)) == found

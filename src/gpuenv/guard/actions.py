@@ -17,6 +17,7 @@ from gpuenv.guard import pin as pins
 from gpuenv.guard.commands import (
     InstallCommand,
     install_argv,
+    other_target,
     preview_argv,
     safe_commands,
 )
@@ -228,6 +229,7 @@ def guard(
 ) -> GuardOutcome:
     state = current(python, timeout)
     now = state.lock
+    _same_target(command, now)
     base = baseline or now
     planned_env, refusal = preview(command, now, PREVIEW_TIMEOUT_S)
     outcome = GuardOutcome(command, now, base, planned_env, refusal=refusal, lock_path=lock_path)
@@ -257,6 +259,25 @@ def guard(
         changed=changed,
         drift=compare(base, after),
         unexpected=unexpected,
+    )
+
+
+def _same_target(command: InstallCommand, now: Lock) -> None:
+    """The install must go into the env guard reads: a preview of another env compared with this
+    one says nothing true (`conda install -n other`, `pip install --target`, `uv --system`)."""
+    found = other_target(command)
+    if found is None:
+        return
+    option, value = found
+    conda_prefix = command.installer == "conda" and option in ("-p", "--prefix")
+    here = now.env.prefix
+    if conda_prefix and value and here and os.path.realpath(value) == os.path.realpath(here):
+        return
+    raise GpuenvError(
+        "bad-argument",
+        f"gpuenv guard installs into the env it reads ({now.env.prefix or now.env.python}); "
+        f"the install names another target with {option}",
+        hints=("name the env with gpuenv guard --python PATH -- ... and leave the option out",),
     )
 
 

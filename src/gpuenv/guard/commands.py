@@ -69,6 +69,27 @@ def _unsupported(what: str) -> GpuenvError:
     )
 
 
+# Options that send an install somewhere else than the env gpuenv reads and compares with
+_ELSEWHERE = {
+    "pip": ("-t", "--target", "--prefix", "--root", "--user"),
+    "uv": ("-p", "--python", "--system", "--target", "--prefix"),
+    "conda": ("-n", "--name", "-p", "--prefix"),
+}
+
+
+def other_target(command: InstallCommand) -> tuple[str, str | None] | None:
+    """The option (and its value) by which the install names its own target, or None."""
+    args = list(command.args)
+    for i, arg in enumerate(args):
+        for option in _ELSEWHERE[command.installer]:
+            if arg == option:
+                takes = option not in ("--user", "--system")
+                return option, (args[i + 1] if takes and i + 1 < len(args) else None)
+            if option.startswith("--") and arg.startswith(option + "="):
+                return option, arg.split("=", 1)[1]
+    return None
+
+
 def _names_env(args: Sequence[str]) -> bool:
     return any(
         a in ("-n", "--name", "-p", "--prefix") or a.startswith(("--name=", "--prefix="))
