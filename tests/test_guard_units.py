@@ -659,3 +659,16 @@ def test_installs_that_name_another_target_are_found(
     """guard previews and compares the env of --python: an install aimed elsewhere (another
     conda env, a --target folder, uv's --system) would be judged against the wrong env."""
     assert other_target(parse_command(argv)) == found
+
+
+def test_pin_says_when_nothing_in_the_env_reads_it() -> None:
+    """A uv-made env (no pip) outside a uv project: the pip.conf pin writes is read by nothing,
+    and uv reads no settings from an env; pin must say so, not just succeed."""
+    without_pip = replace(lock(), packages=tuple(p for p in lock().packages if p.name != "pip"))
+    pip_files = [pin.FileEdit("/e/pip.conf", None, "x", "pip configuration")]
+    [note] = pin.unheld(without_pip, pip_files)
+    assert "nothing holds it to this pin" in note and "gpuenv guard -- uv pip install" in note
+    with_pip = replace(without_pip, packages=(*without_pip.packages, LockedPackage("pip", "24")))
+    assert pin.unheld(with_pip, pip_files) == ()
+    uv_project = [*pip_files, pin.FileEdit("/p/pyproject.toml", "", "x", "uv constraints")]
+    assert pin.unheld(without_pip, uv_project) == ()

@@ -257,6 +257,21 @@ def conda_pinned_with_specs(before: str | None, lock: Lock) -> str:
     return text + lead + f"{COMMENT}\n" + "".join(f"{spec}\n" for spec in specs)
 
 
+def unheld(env_now: Lock, edits: Sequence[FileEdit]) -> tuple[str, ...]:
+    """What the pin cannot reach in this env, to be said rather than implied: an env without pip
+    (made by uv) outside a uv project gets a pip.conf nothing reads, and uv reads nothing in an
+    env (only a project's pyproject.toml or uv.toml, and the user's own uv.toml)."""
+    if not edits or env_now.package("pip") is not None:
+        return ()
+    if any(e.what in ("uv constraints", "conda pins") for e in edits):
+        return ()
+    return (
+        "this env has no pip and is not part of a uv project: `uv pip install` reads neither "
+        "pip.conf nor anything else in the env, so nothing holds it to this pin; install "
+        "through `gpuenv guard -- uv pip install ...`",
+    )
+
+
 # -- the pin record: what `unpin` puts back -----------------------------------------------------
 
 
