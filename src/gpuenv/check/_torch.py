@@ -351,6 +351,8 @@ def nccl_worker(rank, world, index, init, results, backend="nccl"):
         cuda = backend == "nccl"
         if cuda:
             torch.cuda.set_device(index)
+        else:  # the rehearsal's ranks talk over the loopback interface, never the network
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
         dist.init_process_group(backend, init_method=init, rank=rank, world_size=world)
         try:
             where = torch.device("cuda", index) if cuda else torch.device("cpu")
