@@ -23,6 +23,9 @@ class Hit:
     line: int  # 0-based
     text: str  # the line (cut), as evidence
     groups: tuple[tuple[str, str], ...]
+    cause: str | None = None  # what it votes for: the pattern's cause, or a rule's
+    weight: float = 0.0
+    rule: str | None = None  # the rule that gave the cause, if one did
 
 
 def scan(text: Text, patterns: Iterable[Pattern]) -> list[Hit]:
@@ -60,7 +63,8 @@ def _search(text: Text, pattern: Pattern, line: int, offset: int) -> Hit | None:
         if match is not None:
             groups = tuple((k, v.strip()) for k, v in match.groupdict().items() if v)
             evidence = subject[max(0, match.start() - 80) : match.end() + 80].strip()
-            return Hit(pattern, first + subject[: match.start()].count("\n"), evidence, groups)
+            at = first + subject[: match.start()].count("\n")
+            return Hit(pattern, at, evidence, groups, pattern.cause, pattern.weight)
     return None
 
 
