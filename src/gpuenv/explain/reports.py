@@ -13,11 +13,18 @@ from gpuenv.explain.text import Text
 from gpuenv.parse import collect_env, conda, containers, frameworks, pip
 from gpuenv.parse.jetson import parse_jetson_release, parse_nv_tegra_release
 from gpuenv.parse.nvcc import parse_nvcc_output
-from gpuenv.parse.smi import find_smi_errors, parse_smi_header, parse_smi_q, parse_smi_query_csv
+from gpuenv.parse.smi import (
+    find_smi_errors,
+    parse_smi_header,
+    parse_smi_list,
+    parse_smi_q,
+    parse_smi_query_csv,
+)
 
 MAX_LANDMARKS = 20  # occurrences of one landmark read (a log repeating a report)
 _CONDA_NAMES = re.compile(
-    r"^(pytorch|pytorch-cuda|cudatoolkit|cuda-version|cuda-nvcc|cudnn|nccl|tensorflow(?:-gpu)?|"
+    r"^(pytorch|pytorch-cuda|cudatoolkit|cuda-version|cuda-nvcc|cuda-cudart|cuda-runtime|cudnn|nccl|"
+    r"tensorflow(?:-gpu)?|"
     r"jaxlib|jax|cupy|cpuonly|pytorch-mutex|python)$"
 )
 Reader = Callable[[Text, int], list[Fact]]
@@ -28,7 +35,14 @@ def read_reports(text: Text) -> tuple[list[Fact], list[str]]:
     facts: list[Fact] = []
     kinds: list[str] = []
     for kind, landmarks, reader in READERS:
-        found = [f for line in _landmark_lines(text, landmarks) for f in reader(text, line)]
+        found: list[Fact] = []
+        read_to = -1  # a landmark inside a report already read is not read again
+        for line in _landmark_lines(text, landmarks):
+            if line <= read_to:
+                continue
+            new = reader(text, line)
+            read_to = max([line] + [f.line - 1 for f in new if f.line])
+            found += new
         if found:
             kinds.append(kind)
             facts.extend(found)
@@ -111,7 +125,7 @@ def _collect_env(text: Text, line: int) -> list[Fact]:
     if available is not None:
         found.append(_fact("cuda_available", str(available).lower(), start, lines, r))
     found += [
-        _fact("gpu", name, start, lines, r, report.gpus[:n].count(name))
+        _fact("gpu", name, start, lines, r, report.gpus[:n].count(name), index=n)
         for n, name in enumerate(report.gpus)
     ]
     if (
@@ -197,6 +211,14 @@ def _smi_query(text: Text, line: int) -> list[Fact]:
     return _keep(found)
 
 
+def _smi_list(text: Text, line: int) -> list[Fact]:
+    start, lines = _window(text, line, 0, 0)
+    r = "nvidia-smi -L"
+    return _keep(
+        _fact("gpu", g.name, start, lines, r, uuid=g.uuid) for g in parse_smi_list(lines[0])
+    )
+
+
 def _smi_q(text: Text, line: int) -> list[Fact]:
     start, lines = _window(text, line, 12, 600)
     details = parse_smi_q("\n".join(lines))
@@ -269,6 +291,8 @@ def _conda_list(text: Text, line: int) -> list[Fact]:
             )
         elif row.name == "python":
             found.append(_fact("python_version", row.version, start, lines, "conda list"))
+        elif row.name in ("cuda-cudart", "cudatoolkit", "cuda-runtime"):
+            found.append(_fact("cuda_runtime", row.version, start, lines, "conda list"))
         found.append(
             _fact(
                 "package", f"{row.name}=={row.version}", start, lines, "conda list", build=row.build
@@ -321,15 +345,19 @@ def _jax(text: Text, line: int) -> list[Fact]:
     if report is None:
         return []
     r = "jax.print_environment_info"
-    return _keep(
-        [
-            _fact("jax_version", report.jax_version, start, lines, r),
-            _fact("jaxlib_version", report.jaxlib_version, start, lines, r),
-            _fact("python_version", report.python_version, start, lines, r),
-            _fact("jax_backend", report.backend, start, lines, r),
-            _fact("framework", "jax", start, lines, r),
+    found = [
+        _fact("jax_version", report.jax_version, start, lines, r),
+        _fact("jaxlib_version", report.jaxlib_version, start, lines, r),
+        _fact("python_version", report.python_version, start, lines, r),
+        _fact("jax_backend", report.backend, start, lines, r),
+        _fact("framework", "jax", start, lines, r),
+    ]
+    if report.backend == "gpu" and report.device_kind:
+        found += [
+            _fact("gpu", report.device_kind, start, lines, r, index=n)
+            for n in range(report.device_count or 1)
         ]
-    )
+    return _keep(found)
 
 
 # -- Jetson, containers -------------------------------------------------------------------------
@@ -374,7 +402,11 @@ def _container_info(text: Text, line: int) -> list[Fact]:
 
 
 READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
-    ("collect_env", ("collecting environment information", "pytorch version:"), _collect_env),
+    (
+        "collect_env",
+        ("collecting environment information", "pytorch version:", "cuda available:"),
+        _collect_env,
+    ),
     ("nvidia-smi", ("driver version:",), _smi_table),
     (
         "nvidia-smi error",
@@ -389,10 +421,15 @@ READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
         _smi_errors,
     ),
     ("nvidia-smi --query-gpu", ("--query-gpu=",), _smi_query),
-    ("nvidia-smi -q", ("attached gpus",), _smi_q),
+    ("nvidia-smi -q", ("attached gpus", "nvsmi log", "<nvidia_smi_log"), _smi_q),
+    ("nvidia-smi -L", ("(uuid: gpu-",), _smi_list),
     ("nvcc --version", ("cuda compilation tools",), _nvcc),
     ("conda info", ("virtual packages :", "conda version :"), _conda_info),
-    ("conda list", ("# packages in environment at", "conda list", "[conda] "), _conda_list),
+    (
+        "conda list",
+        ("# packages in environment at", "conda list", "[conda] ", " conda-forge", " pypi_0"),
+        _conda_list,
+    ),
     ("pip", ("pip list", "pip freeze", "successfully installed", "[pip3] ", "[pip] "), _pip),
     (
         "tensorflow",
@@ -401,6 +438,8 @@ READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
             "dso_loader",
             "skipping registering gpu devices",
             "created device /job",
+            "with properties:",
+            "couldn't open cuda library",
         ),
         _tensorflow,
     ),

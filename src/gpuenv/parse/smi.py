@@ -293,10 +293,14 @@ def _fields_from_command(text: str) -> tuple[str, ...]:
     return tuple(f.strip() for f in match.group(1).split(",") if f.strip()) if match else ()
 
 
+_QUOTED_RE = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
+
+
 def _data_lines(text: str, fields: tuple[str, ...]) -> list[str]:
-    """Lines that can be data rows: not the command, a header, an error or a blank line."""
+    """Lines that can be data rows: not the command, a header, an error or a blank line; a
+    Python list of rows printed by a script (`['200.00, 105.00, ...', '']`) gives its items."""
     keep: list[str] = []
-    for raw in text.splitlines():
+    for raw in _unlisted(text.splitlines()):
         line = raw.strip().lstrip(">").strip()
         if not line or "nvidia-smi" in line or line.startswith(("$", "#")):
             continue
@@ -306,6 +310,30 @@ def _data_lines(text: str, fields: tuple[str, ...]) -> list[str]:
             continue  # the header row of --format=csv
         keep.append(line)
     return keep
+
+
+def _unlisted(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("[") and stripped.endswith("]") and _QUOTED_RE.search(stripped):
+            out += [a or b for a, b in _QUOTED_RE.findall(stripped) if a or b]
+        else:
+            out.append(line)
+    return out
+
+
+_LIST_RE = re.compile(r"^\s*GPU (\d+): (.+?) \(UUID: (GPU-[0-9a-fA-F-]{8,60})\)?")
+
+
+def parse_smi_list(text: str) -> tuple[SmiGpu, ...]:
+    """`nvidia-smi -L`: 'GPU 0: NVIDIA TITAN V (UUID: GPU-b516...)', one line per GPU."""
+    cleaned, _ = clean_text(text)
+    return tuple(
+        SmiGpu(index=int(m.group(1)), name=m.group(2).strip(), uuid=m.group(3))
+        for m in map(_LIST_RE.match, cleaned.splitlines())
+        if m
+    )
 
 
 def _row_gpu(fields: tuple[str, ...], cells: list[str]) -> tuple[SmiGpu, list[str]]:
@@ -332,6 +360,7 @@ def _row_gpu(fields: tuple[str, ...], cells: list[str]) -> tuple[SmiGpu, list[st
         compute_capability=cc,
         uuid=values.get("uuid"),
         driver_version=values.get("driver_version"),
+        vbios_version=values.get("vbios_version"),
     )
     return gpu, problems
 
@@ -357,8 +386,12 @@ _Q_SECTION_RE = re.compile(r"^(\s*)(\S.*?)\s*$")
 
 
 def parse_smi_q(text: str) -> SmiDetails:
-    """`nvidia-smi -q`: indented "Key : Value" lines, one "GPU <bus id>" section per GPU."""
+    """`nvidia-smi -q`: indented "Key : Value" lines, one "GPU <bus id>" section per GPU; or
+    `nvidia-smi -q -x`, the same as XML."""
     cleaned, noise = clean_text(text)
+    if "<nvidia_smi_log" in cleaned or "<driver_version>" in cleaned:
+        top, sections = _q_xml(cleaned)
+        return _q_details(top, sections, noise, find_smi_errors(cleaned))
     top: dict[str, str] = {}
     sections: list[dict[str, str]] = []
     stack: list[tuple[int, str]] = []
@@ -382,6 +415,55 @@ def parse_smi_q(text: str) -> SmiDetails:
         path = "/".join([name for _, name in stack] + [key.group(2)])
         (sections[-1] if sections else top)[path] = key.group(3)
     return _q_details(top, sections, noise, find_smi_errors(cleaned))
+
+
+_X_GPU_RE = re.compile(r'<gpu id="([^"]{1,40})">')
+# XML tag of `nvidia-smi -q -x` -> the key of the text form
+_X_TOP = {
+    "driver_version": "Driver Version",
+    "cuda_version": "CUDA Version",
+    "attached_gpus": "Attached GPUs",
+}
+_X_GPU = {
+    "product_name": "Product Name",
+    "uuid": "GPU UUID",
+    "vbios_version": "VBIOS Version",
+    "pci_device_id": "PCI/Device Id",
+    "product_architecture": "Product Architecture",
+}
+_X_NESTED = {
+    ("fb_memory_usage", "total"): "FB Memory Usage/Total",
+    ("mig_mode", "current_mig"): "MIG Mode/Current",
+    ("driver_model", "current_dm"): "Driver Model/Current",
+}
+
+
+def _q_xml(text: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The keys of `nvidia-smi -q -x` as the text form names them (a cut paste gives what it
+    holds); one section per <gpu id="...">."""
+    starts = [m for m in _X_GPU_RE.finditer(text)]
+    head = text[: starts[0].start()] if starts else text
+    top = {key: value for tag, key in _X_TOP.items() if (value := _x_tag(head, tag)) is not None}
+    sections = []
+    for n, start in enumerate(starts):
+        end = starts[n + 1].start() if n + 1 < len(starts) else len(text)
+        body = text[start.end() : end]
+        section = {"Bus Id": start.group(1)}
+        section.update(
+            {key: value for tag, key in _X_GPU.items() if (value := _x_tag(body, tag)) is not None}
+        )
+        for (outer, inner), key in _X_NESTED.items():
+            block = re.search(rf"<{outer}>(.*?)</{outer}>", body, re.DOTALL)
+            value = _x_tag(block.group(1), inner) if block else None
+            if value is not None:
+                section[key] = value
+        sections.append(section)
+    return top, sections
+
+
+def _x_tag(text: str, tag: str) -> str | None:
+    match = re.search(rf"<{tag}>\s*([^<]*?)\s*</{tag}>", text)
+    return match.group(1) if match else None
 
 
 def _q_details(
