@@ -390,8 +390,7 @@ def parse_smi_q(text: str) -> SmiDetails:
     `nvidia-smi -q -x`, the same as XML."""
     cleaned, noise = clean_text(text)
     if "<nvidia_smi_log" in cleaned or "<driver_version>" in cleaned:
-        top, sections = _q_xml(cleaned)
-        return _q_details(top, sections, noise, find_smi_errors(cleaned))
+        return _q_details(*_q_xml(cleaned), noise, find_smi_errors(cleaned))
     top: dict[str, str] = {}
     sections: list[dict[str, str]] = []
     stack: list[tuple[int, str]] = []
