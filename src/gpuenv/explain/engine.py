@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from gpuenv.diagnose.findings import Finding
 from gpuenv.explain.fix import make_fix
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
+from gpuenv.explain.needles import compile_needles, locate
 from gpuenv.explain.rank import counting, rank
-from gpuenv.explain.reports import read_reports
+from gpuenv.explain.reports import LANDMARKS, read_reports
 from gpuenv.explain.scan import Hit, scan
 from gpuenv.explain.snapshot import (
     assume_platform,
@@ -28,8 +29,11 @@ _RAW = 300
 def read_facts(text: Text, kb: KnowledgeBase) -> tuple[list[Fact], list[Hit], list[str]]:
     """The facts of a text (pasted outputs and what the patterns read), its pattern hits, and
     the kinds of output found."""
-    hits = scan(text, patterns(kb))
-    found, kinds = read_reports(text)
+    compiled_patterns = patterns(kb)
+    needles = compile_needles(tuple(n for p in compiled_patterns for n in p.needles) + LANDMARKS)
+    located = locate(text.lower, needles)
+    hits = scan(text, compiled_patterns, located)
+    found, kinds = read_reports(text, located)
     for hit in hits:
         line, raw, reader = hit.line + 1, hit.text[:_RAW], f"pattern:{hit.pattern.id}"
         found += [Fact(name, value, line, raw, reader) for name, value in hit.groups]

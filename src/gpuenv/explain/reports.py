@@ -6,7 +6,7 @@ its landmark, so a huge text costs no more than its landmarks."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from gpuenv.explain.model import Fact
 from gpuenv.explain.text import Text
@@ -30,14 +30,18 @@ _CONDA_NAMES = re.compile(
 Reader = Callable[[Text, int], list[Fact]]
 
 
-def read_reports(text: Text) -> tuple[list[Fact], list[str]]:
-    """Every fact the pasted outputs hold, and which kinds of output were found."""
+LANDMARKS: tuple[str, ...]  # every landmark of READERS (defined below)
+
+
+def read_reports(text: Text, located: Mapping[str, list[int]]) -> tuple[list[Fact], list[str]]:
+    """Every fact the pasted outputs hold, and which kinds of output were found; `located` holds
+    the offsets of the LANDMARKS (needles.locate)."""
     facts: list[Fact] = []
     kinds: list[str] = []
     for kind, landmarks, reader in READERS:
         found: list[Fact] = []
         read_to = -1  # a landmark inside a report already read is not read again
-        for line in _landmark_lines(text, landmarks):
+        for line in _landmark_lines(text, landmarks, located):
             if line <= read_to:
                 continue
             new = reader(text, line)
@@ -49,13 +53,15 @@ def read_reports(text: Text) -> tuple[list[Fact], list[str]]:
     return facts, kinds
 
 
-def _landmark_lines(text: Text, landmarks: Iterable[str]) -> list[int]:
+def _landmark_lines(
+    text: Text, landmarks: Iterable[str], located: Mapping[str, list[int]]
+) -> list[int]:
     lines: set[int] = set()
     for landmark in landmarks:
-        at = text.lower.find(landmark)
-        while at >= 0 and len(lines) < MAX_LANDMARKS:
+        for at in located.get(landmark, ()):
+            if len(lines) >= MAX_LANDMARKS:
+                break
             lines.add(text.line_of(at))
-            at = text.lower.find(landmark, at + len(landmark))
     return sorted(lines)
 
 
@@ -448,3 +454,4 @@ READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
     ("jetson_release", ("l4t ",), _jetson_release),
     ("nvidia-container-cli info", ("nvrm version:", "default runtime:"), _container_info),
 )
+LANDMARKS = tuple(dict.fromkeys(landmark for _, marks, _ in READERS for landmark in marks))

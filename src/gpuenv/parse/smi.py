@@ -452,7 +452,7 @@ def _q_xml(text: str) -> tuple[dict[str, str], list[dict[str, str]]]:
             {key: value for tag, key in _X_GPU.items() if (value := _x_tag(body, tag)) is not None}
         )
         for (outer, inner), key in _X_NESTED.items():
-            block = re.search(rf"<{outer}>(.*?)</{outer}>", body, re.DOTALL)
+            block = re.search(rf"<{outer}>(.*?)(?:</{outer}>|\Z)", body, re.DOTALL)
             value = _x_tag(block.group(1), inner) if block else None
             if value is not None:
                 section[key] = value
