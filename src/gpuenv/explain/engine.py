@@ -108,8 +108,7 @@ def _hints(hits: Sequence[Hit], top: Candidate | None, kb: KnowledgeBase) -> tup
 def _evidence(hits: Sequence[Hit], top: Candidate | None) -> tuple[Evidence, ...]:
     ordered = sorted(hits, key=lambda h: (not top or h.cause != top.cause, h.line))
     return tuple(
-        Evidence(h.line + 1, h.text[:_RAW], h.pattern.id, h.cause, h.pattern.title, h.rule)
-        for h in ordered
+        Evidence(h.line + 1, h.text[:_RAW], h.pattern.id, h.cause, h.title, h.rule) for h in ordered
     )
 
 
@@ -120,7 +119,7 @@ def _summary(
         return f"No known failure message found in the text ({lines} line(s))."
     hit = next((h for h in hits if h.cause == top.cause), None)
     if hit is not None:
-        return f"{top.cause}: {hit.pattern.title} (line {hit.line + 1})"
+        return f"{top.cause}: {hit.title} (line {hit.line + 1})"
     finding = next(f for f in findings if f.cause == top.cause)
     return f"{top.cause}: {finding.title}"
 

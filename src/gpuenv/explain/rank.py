@@ -31,7 +31,9 @@ def counting(
             continue
         rule = next((r for r in rules.get(hit.pattern.id, ()) if r.applies(facts)), None)
         if rule is not None:
-            hit = dataclasses.replace(hit, cause=rule.cause, weight=rule.weight, rule=rule.id)
+            hit = dataclasses.replace(
+                hit, cause=rule.cause, weight=rule.weight, rule=rule.id, rule_title=rule.title
+            )
         if hit.cause:
             out.append(hit)
     return out

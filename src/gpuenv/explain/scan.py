@@ -25,6 +25,12 @@ class Hit:
     cause: str | None = None  # what it votes for: the pattern's cause, or a rule's
     weight: float = 0.0
     rule: str | None = None  # the rule that gave the cause, if one did
+    rule_title: str | None = None
+
+    @property
+    def title(self) -> str:
+        """What the line means: the rule's title when a rule re-ranked it, else the pattern's."""
+        return self.rule_title or self.pattern.title
 
 
 def scan(text: Text, patterns: Iterable[Pattern], located: Mapping[str, list[int]]) -> list[Hit]:
