@@ -442,5 +442,5 @@ CHECKS: Sequence[tuple[str, Check]] = (
     ("every GPU cc belongs to an architecture", check_gpu_architectures),
     ("torchvision pairing agrees with the index", check_torchvision_pairing),
     ("torch CUDA and cuDNN agree with the index", check_torch_cuda),
-    ("explain's patterns compile, are safe and match their examples", check_patterns),
+    ("explain's patterns and rules compile, are safe and match their examples", check_patterns),
 )
