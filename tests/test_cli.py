@@ -15,14 +15,15 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.real
 
 
-def gpuenv(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def gpuenv(*args: str, timeout: float = 120, **extra: str) -> subprocess.CompletedProcess[str]:
+    """gpuenv as a user runs it, in a small known environment (`extra` variables added)."""
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()), "NO_COLOR": "1"}
     return subprocess.run(
         [sys.executable, "-m", "gpuenv", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=env,
+        env={**env, **extra},
         cwd=ROOT,
     )
 

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from packaging.requirements import Requirement
 
 from gpuenv.errors import GpuenvError
+from gpuenv.index.http import RangeAnswer
 from gpuenv.kb.loader import DATA_DIR, parse_kb_file
 from gpuenv.kb.toml_writer import toml_document
 from gpuenv.kbtools import index_client as ic
 from gpuenv.kbtools import refresh as rf
-from gpuenv.kbtools.remote_zip import RangeAnswer
 from gpuenv.kbtools.wheel_reader import Tally, WheelRead, WheelReader
 
 if sys.version_info >= (3, 11):

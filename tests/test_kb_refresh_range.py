@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from gpuenv.errors import GpuenvError
+from gpuenv.index.remote_zip import Budget, RemoteZip
 from gpuenv.kbtools import buildinfo
 from gpuenv.kbtools import index_client as ic
 from gpuenv.kbtools import refresh as rf
-from gpuenv.kbtools.remote_zip import Budget, RemoteZip
 from tests.wheel_server import WheelServer, make_wheel, metadata_text, serving
 
 if sys.version_info >= (3, 11):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import sys
+
+import pytest
 
 import gpuenv
 
@@ -24,3 +27,13 @@ def test_diagnose_and_plan_from_python() -> None:
 def test_every_public_name_resolves() -> None:
     for name in gpuenv.__all__:
         assert getattr(gpuenv, name) is not None
+
+
+@pytest.mark.real
+def test_check_from_python_reports_a_framework_that_is_not_installed() -> None:
+    """gpuenv's own interpreter, which holds no torch: asked for, tried, not installed."""
+    importlib.import_module("gpuenv.check")  # the subpackage must not shadow the API
+    report = gpuenv.check_env(python=sys.executable, frameworks=["torch"])
+    [torch] = report.frameworks
+    assert (torch.outcome, torch.status, report.exit_code) == ("not_installed", "failed", 1)
+    assert torch.error == f"torch is not installed in {sys.executable}"

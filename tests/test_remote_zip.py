@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuenv.kbtools import index_client as ic
-from gpuenv.kbtools.remote_zip import (
+from gpuenv.index.remote_zip import (
     TAIL,
     Budget,
     BudgetExceeded,
@@ -23,6 +22,7 @@ from gpuenv.kbtools.remote_zip import (
     directory_span,
     parse_directory,
 )
+from gpuenv.kbtools import index_client as ic
 from tests.wheel_server import WheelServer, make_wheel, metadata_text, serving
 
 METADATA = metadata_text("demo", "1.0", ("numpy>=1.22", "nvidia-cudnn-cu13==9.26.0.51"))

@@ -9,6 +9,9 @@ fast:
 - `make_plan(request, snapshot, kb, installer)`: versions that fit, with reasons
 - `explain_text(text, kb=None, snapshot=None)`: the cause of an error text or pasted report,
   the evidence, the facts, and the fix for those facts (an `Explanation`)
+- `check_env(python=..., frameworks=..., bench=...)`: each framework's GPU checks, run in the
+  env (a `CheckReport`: per framework, device and step, with timings and bench figures; named
+  so that the subpackage `gpuenv.check` cannot shadow it)
 - `default_kb()` / `load_kb(...)`: the knowledge base
 - `Snapshot`, `WhatIf`: the facts document and the what-if flags
 """
@@ -23,6 +26,7 @@ from gpuenv._version import __version__
 _WHERE = {
     "Snapshot": "gpuenv.facts",
     "WhatIf": "gpuenv.whatif",
+    "check_env": "gpuenv.api",
     "default_kb": "gpuenv.kb",
     "doctor": "gpuenv.api",
     "explain_text": "gpuenv.explain",

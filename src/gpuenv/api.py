@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuenv.diagnose.findings import Diagnosis
 from gpuenv.errors import GpuenvError
@@ -12,6 +14,9 @@ from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase, default_kb
 from gpuenv.probe.access import MachineAccess
 from gpuenv.whatif import WhatIf, apply_what_if
+
+if TYPE_CHECKING:
+    from gpuenv.check.model import CheckReport
 
 
 def take_snapshot(
@@ -58,6 +63,34 @@ def doctor(snapshot: Snapshot, kb: KnowledgeBase | None = None) -> Diagnosis:
     from gpuenv.diagnose import diagnose
 
     return diagnose(snapshot, kb or default_kb())
+
+
+def check_env(
+    snapshot: Snapshot | None = None,
+    *,
+    python: str | None = None,
+    frameworks: Sequence[str] | None = None,
+    device: int | None = None,
+    timeout: float | None = None,
+    bench: bool = False,
+    kb: KnowledgeBase | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> CheckReport:
+    """Prove the GPU works from each framework in the env (what `gpuenv check` prints): each
+    framework's checks in a child process of the env's interpreter, `timeout` seconds each
+    (default 180).
+
+    `snapshot` must be of this machine (it says which frameworks the env holds and which GPUs
+    the driver lists); by default one is taken of `python`'s env."""
+    from gpuenv.check.runner import DEFAULT_TIMEOUT_S, CheckOptions, run_check
+
+    kb = kb or default_kb()
+    timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
+    if snapshot is None:
+        snapshot = take_snapshot(python=python, redact=False, kb=kb)
+    chosen = tuple(frameworks) if frameworks is not None else None
+    options = CheckOptions(frameworks=chosen, device=device, timeout=timeout, bench=bench)
+    return run_check(snapshot, options, kb, progress)
 
 
 def what_if_from_args(args: argparse.Namespace) -> WhatIf:

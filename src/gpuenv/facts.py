@@ -232,7 +232,12 @@ class Snapshot:
 
 def to_dict(snapshot: Snapshot) -> dict[str, Any]:
     """The JSON form: plain dicts, lists and scalars (see docs/snapshot.schema.json)."""
-    plain: dict[str, Any] = _plain(dataclasses.asdict(snapshot))
+    return plain_dict(snapshot)
+
+
+def plain_dict(record: Any) -> dict[str, Any]:
+    """A dataclass instance as plain dicts, lists and scalars, ready for JSON."""
+    plain: dict[str, Any] = _plain(dataclasses.asdict(record))
     return plain
 
 

@@ -93,6 +93,15 @@ def probe_env(interpreter: str) -> Snapshot:
     return snapshot
 
 
+def preflight(plan: Plan, path: Path, existing_ok: bool = False) -> None:
+    """The checks that need nothing but the plan and the path, before anything is read from the
+    network or run: one env that fits, a path that is free (or an env, with existing_ok), an
+    installer that can create it."""
+    _the_env(plan)
+    _check_path(path, existing_ok)
+    _tool(plan.installer)
+
+
 def create_env(
     plan: Plan,
     path: Path,

@@ -32,6 +32,7 @@ COMMANDS = (
     "doctor",
     "plan",
     "explain",
+    "check",
     "lock",
     "pin",
     "guard",

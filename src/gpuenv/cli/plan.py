@@ -55,6 +55,12 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--existing-ok", action="store_true", help="with --create: install into an existing env"
     )
+    parser.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="with --create: go ahead without asking, however much it downloads",
+    )
     target_options(parser)
     output_options(parser)
     parser.set_defaults(handler=cmd_plan)
@@ -166,8 +172,11 @@ def _write(folder: Path, files: dict[str, str]) -> list[str]:
 
 
 def _create(args: argparse.Namespace, plan: Plan) -> int:
-    from gpuenv.apply import create_env
+    from gpuenv.apply import create_env, preflight
+    from gpuenv.cli.downloads import confirm_download
 
+    preflight(plan, args.create, args.existing_ok)
+    confirm_download(plan, args)
     result = create_env(plan, args.create, existing_ok=args.existing_ok)
     lines = [f"\ncreated {result.path} ({result.tool}); checking it against the plan:"]
     for check in result.checks:

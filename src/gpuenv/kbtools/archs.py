@@ -23,12 +23,12 @@ from packaging.utils import canonicalize_name
 
 from gpuenv.edges.output import write_file
 from gpuenv.errors import GpuenvError
+from gpuenv.index.remote_zip import Budget, RangeFetch, RemoteZip, ZipUnreadable
 from gpuenv.kb.model import DATA_DIR
 from gpuenv.kb.toml_writer import toml_document
 from gpuenv.kbtools import index_client as ic
 from gpuenv.kbtools.buildinfo import BUILD_FILES, build_facts
 from gpuenv.kbtools.refresh import PackageSpec, candidates, group_releases
-from gpuenv.kbtools.remote_zip import Budget, RangeFetch, RemoteZip, ZipUnreadable
 from gpuenv.probe.fatbin import scan_fatbin_reader
 from gpuenv.probe.objfile import FileReader
 

@@ -17,9 +17,9 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.index.http import unreachable
 from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.kbtools import index_client as ic
-from gpuenv.kbtools.http import unreachable
 from gpuenv.kbtools.refresh import PACKAGES, group_releases
 
 STALE_DAYS = 30

@@ -28,13 +28,13 @@ from packaging.version import InvalidVersion, Version
 from gpuenv._version import __version__
 from gpuenv.edges.output import write_file
 from gpuenv.errors import GpuenvError
+from gpuenv.index.http import unreachable
+from gpuenv.index.remote_zip import Budget, RangeFetch
 from gpuenv.kb.model import DATA_DIR
 from gpuenv.kb.toml_writer import toml_document
 from gpuenv.kbtools import index_client as ic
 from gpuenv.kbtools.buildinfo import BUILD_FILES
 from gpuenv.kbtools.compile import write_compiled
-from gpuenv.kbtools.http import unreachable
-from gpuenv.kbtools.remote_zip import Budget, RangeFetch
 from gpuenv.kbtools.wheel_reader import Tally, WheelRead, WheelReader
 
 if sys.version_info >= (3, 11):

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from gpuenv.index.remote_zip import Budget, RangeFetch, RemoteZip, ZipUnreadable
 from gpuenv.kbtools import index_client as ic
 from gpuenv.kbtools.buildinfo import BuildFile, build_facts
-from gpuenv.kbtools.remote_zip import Budget, RangeFetch, RemoteZip, ZipUnreadable
 
 T = TypeVar("T")
 _MAX_MEMBER = 4 * 1024 * 1024  # a METADATA or build file larger than this is not one

@@ -227,3 +227,17 @@ def _parse_cc(text: str, allow_bare: bool) -> ComputeCapability | None:
     if cc is None or not 1 <= cc.major <= 20:
         return None
     return ComputeCapability(cc.major, cc.minor)
+
+
+PEAK_FIELDS = ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "bandwidth_gbs")
+
+
+def gpu_peak(row: Row, field_name: str) -> float | None:
+    """A dense spec peak of the row (`PEAK_FIELDS`: TFLOP/s or GB/s, decimal); None when NVIDIA
+    publishes none for the model (or the KB has not recorded it)."""
+    if field_name not in PEAK_FIELDS:
+        raise ValueError(f"{field_name!r} is not a peak field ({', '.join(PEAK_FIELDS)})")
+    value = row.get(field_name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return None
+    return float(value)

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from gpuenv.index.http import RangeAnswer
+
 TAIL = 64 * 1024  # the end record's comment is at most 64 KiB; most central directories fit too
 _EOCD = struct.Struct("<IHHHHIIH")  # signature .. comment length, 22 bytes
 _EOCD_SIG = 0x06054B50
@@ -39,15 +41,6 @@ class ZipUnreadable(Exception):
 
 class BudgetExceeded(ZipUnreadable):
     """A read would pass the byte cap of one request or of the whole run."""
-
-
-@dataclass(frozen=True)
-class RangeAnswer:
-    status: int  # 206 for a range; 200 when the server sent the whole file
-    body: bytes
-    start: int  # offset of body[0] in the file
-    total: int | None  # size of the whole file, when the server said it
-    url: str = ""
 
 
 class RangeFetch(Protocol):

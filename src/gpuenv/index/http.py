@@ -1,6 +1,8 @@
-"""HTTP for the maintainer's tools: the index URL pip is configured with (`pip config list`, else
-pip's built-in default, both asked in a child process so that gpuenv never imports pip), GET of
-index pages, and GET of byte ranges of wheel files. Whole wheels are never downloaded."""
+"""HTTP to a package index: the index URL pip is configured with (`pip config list`, else pip's
+built-in default, both asked in a child process so that gpuenv never imports pip), GET of index
+pages, GET of byte ranges of wheel files and HEAD of a file's size. Whole wheels are never
+downloaded. Used by the maintainer's tools (kb refresh, audit) and by `plan --create`, which says
+how much the install will download before it starts."""
 
 from __future__ import annotations
 
@@ -15,10 +17,18 @@ from typing import Any, Protocol
 from gpuenv._version import __version__
 from gpuenv.edges import process
 from gpuenv.errors import GpuenvError
-from gpuenv.kbtools.remote_zip import RangeAnswer
 
 _MAX_BYTES = 64 * 1024 * 1024
 _PIP_DEFAULT = "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"
+
+
+@dataclass(frozen=True)
+class RangeAnswer:
+    status: int  # 206 for a range; 200 when the server sent the whole file
+    body: bytes
+    start: int  # offset of body[0] in the file
+    total: int | None  # size of the whole file, when the server said it
+    url: str = ""
 
 
 class IndexUnavailable(Exception):
@@ -146,3 +156,16 @@ def _range_of(status: int, headers: Any) -> tuple[int | None, int]:
         return int(match.group(3)), int(match.group(1))
     length = str(headers.get("Content-Length", "")).strip()
     return (int(length) if length.isdigit() else None), 0
+
+
+def urllib_size(url: str, timeout: float = 30.0) -> int | None:
+    """The size of the file at `url` from a HEAD request's Content-Length; None when the server
+    does not say or cannot be reached."""
+    headers = {"User-Agent": f"gpuenv/{__version__}", "Accept-Encoding": "identity"}
+    request = urllib.request.Request(url, headers=headers, method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            length = str(answer.headers.get("Content-Length", "")).strip()
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    return int(length) if length.isdigit() else None

@@ -1,0 +1,1 @@
+"""Reading a package index: pip's index URL, project pages, byte ranges, file sizes."""
