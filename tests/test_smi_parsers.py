@@ -18,10 +18,9 @@ from gpuenv.parse.smi import (
     parse_module_version,
     parse_proc_driver_version,
     parse_smi_header,
-    parse_smi_list,
-    parse_smi_q,
     parse_smi_query_csv,
 )
+from gpuenv.parse.smi_q import parse_smi_list, parse_smi_q
 from tests.conftest import SHARED
 
 CORPUS = SHARED / "corpus" / "pasted-reports.dev.jsonl"

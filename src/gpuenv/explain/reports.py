@@ -16,10 +16,9 @@ from gpuenv.parse.nvcc import parse_nvcc_output
 from gpuenv.parse.smi import (
     find_smi_errors,
     parse_smi_header,
-    parse_smi_list,
-    parse_smi_q,
     parse_smi_query_csv,
 )
+from gpuenv.parse.smi_q import parse_smi_list, parse_smi_q
 
 MAX_LANDMARKS = 20  # occurrences of one landmark read (a log repeating a report)
 _CONDA_NAMES = re.compile(
