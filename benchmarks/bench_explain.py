@@ -93,15 +93,21 @@ def main(folders: list[Path]) -> None:
 
 
 def _ten_megabytes(kb: KnowledgeBase) -> None:
-    """A training log (one error line at the end of 10 MB of progress lines), and a log that is
-    nothing but the corpus's error messages over and over (every pattern's words on every
-    page: the worst case for the needle search)."""
+    """A training log (one error line at the end of 10 MB of progress lines), one with an error
+    message every hundred progress lines, and a log that is nothing but the corpus's error
+    messages over and over (every pattern's words on every page: the worst case for the needle
+    search)."""
     noise = "2024-01-01 12:00:00 INFO step 1234 loss=0.1234 lr=3e-4 throughput=1234.5 it/s\n"
     tail = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
     logs = {"training log": noise * (10 * MIB // len(noise)) + tail}
     corpus = ROOT / "corpus" / "error-cases.jsonl"
     if corpus.is_file():
         errors = "".join(json.loads(line)["error_text"] + "\n" for line in corpus.open())
+        messages = errors.split("\n")
+        every = noise * 100  # an error message every hundred progress lines
+        logs["error every 100 lines"] = "".join(
+            every + messages[n % len(messages)] + "\n" for n in range(10 * MIB // len(every))
+        )
         logs["errors only"] = (errors * (10 * MIB // len(errors) + 1))[: 10 * MIB]
     explain_text(noise, kb)  # warm: the knowledge base and the patterns compiled
     for name, text in logs.items():

@@ -4,6 +4,7 @@ conditions hold; the needle search finds exactly what a plain search finds; quot
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -158,3 +159,21 @@ def test_line_starts_and_offsets() -> None:
     assert prepared.lines == ("a", "bb", "ccc", "", "d")
     assert prepared.starts == (0, 2, 5, 9, 10)
     assert [prepared.line_of(i) for i in (0, 2, 6, 9, 10)] == [0, 1, 2, 3, 4]
+
+
+_OLD_QUOTE = re.compile(r"\n[ \t]{0,3}(?:>[ \t]?)+")
+_OLD_TICKS_START = re.compile(r"\n[ \t]*`{1,3}(?:[A-Za-z0-9_+-]{1,20}[ \t]*(?=\n|$))?")
+_OLD_TICKS_END = re.compile(r"`{1,3}[ \t]*(?=\n|$)")
+
+
+def _whole_text_unmark(text: str) -> str:
+    """The clean-up of quote marks and backticks as whole-text substitutions (what plain() did
+    before it looked only at the lines that hold them)."""
+    text = _OLD_QUOTE.sub("\n", "\n" + text)
+    return _OLD_TICKS_END.sub("", _OLD_TICKS_START.sub("\n", text))[1:]
+
+
+@given(st.lists(st.sampled_from(["> ", ">", " ", "\t", "`", "```", "py", "x", "a>b", "\n"])))
+def test_line_wise_unmarking_is_the_whole_text_substitution(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert plain(text) == _whole_text_unmark(text)

@@ -1,10 +1,11 @@
 """Where the literal words of the patterns and of the report landmarks occur in a text, found in
-one pass over it in chunks of 128 KiB: each chunk's set of words is made once (a byte
-table turns every character that is not part of a word into a space), and a needle is looked
-for only in the chunks that hold all of its words (the words inside it exactly, the ones at its
-ends as part of a longer word). A 10 MB log costs one tokenising pass and the few searches for
-needles whose words it has, not one full-text search per needle; memory stays about one chunk
-above the text itself."""
+one pass over it in chunks of 16 KiB: each chunk's set of words is made once (a byte table
+turns every character that is not part of a word into a space), and a needle is looked for only
+in the chunks that hold all of its words (the words inside it exactly, the ones at its ends as
+part of a longer word). A needle with a word inside it is picked by that word (the chunk's
+words meet a table of them), so a chunk costs its words and its few candidates, not one test
+per needle. A 10 MB log costs one tokenising pass and the searches for needles whose words it
+has, not one full-text search per needle; memory stays about one chunk above the text itself."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-CHUNK = 1 << 17  # characters of text a chunk holds (up to the end of its last line)
+CHUNK = 1 << 14  # characters of text a chunk holds (up to the end of its last line)
 MAX_HITS = 500  # occurrences of one needle kept (later ones are ignored)
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 # bytes of a word stay (non-ASCII bytes too, so UTF-8 text keeps its words); others become spaces
@@ -54,19 +55,30 @@ def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
     found: dict[str, list[int]] = {n.text: [] for n in wanted}
     for needle in (n for n in wanted if n.anywhere):
         _find(lower, needle.text, 0, len(lower), found[needle.text])
-    chunked = [n for n in wanted if not n.anywhere]
+    # a needle with inner words is keyed by its longest one: a chunk's words pick its candidates;
+    # the others (words only at their ends) are tried in every chunk
+    keyed: dict[bytes, list[tuple[Needle, frozenset[bytes]]]] = {}
+    for needle in (n for n in wanted if not n.anywhere and n.words):
+        key = max(needle.words, key=len)
+        keyed.setdefault(key, []).append((needle, frozenset(needle.words) - {key}))
+    loose = [(n, frozenset[bytes]()) for n in wanted if not n.anywhere and not n.words]
     start = 0
-    while start < len(lower) and chunked:
+    while start < len(lower) and (keyed or loose):
         end = _chunk_end(lower, start)
         words = set(lower[start:end].encode("utf-8", "surrogatepass").translate(_TABLE).split())
         joined = b" ".join(words)
-        for needle in chunked:
+        candidates = [pair for key in words.intersection(keyed) for pair in keyed[key]]
+        for needle, rest in candidates + loose:
             into = found[needle.text]
-            if len(into) >= MAX_HITS:
-                continue
-            if all(w in words for w in needle.words) and all(p in joined for p in needle.parts):
+            if (
+                len(into) < MAX_HITS
+                and words.issuperset(rest)
+                and all(p in words or p in joined for p in needle.parts)
+            ):
                 _find(lower, needle.text, start, end, into)
         start = end
+    for into in found.values():
+        into.sort()
     return found
 
 

@@ -82,8 +82,12 @@ def _fact(
     if value is None or value == "":
         return None
     shown = str(value)
-    showing = [n for n, ln in enumerate(lines) if shown.lower() in ln.lower()]
-    at = showing[min(nth, len(showing) - 1)] if showing else 0
+    lower, at, seen = shown.lower(), 0, 0
+    for n, line in enumerate(lines):  # the nth line that shows it, else the last one that does
+        if lower in line.lower():
+            at, seen = n, seen + 1
+            if seen > nth:
+                break
     extra = tuple((k, str(v)) for k, v in details.items() if v is not None)
     return Fact(
         name,

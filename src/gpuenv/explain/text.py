@@ -17,12 +17,11 @@ _ANSI = re.compile(
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # "> " of e-mail and Markdown quotes (nested) at a line's start, and the backticks of inline code
-# and fences at a line's start or end (with a fence's language tag when alone on its line). Each
-# begins with a literal (a newline, a backtick) so the regex engine skips ahead quickly; the text
-# gets a leading newline while they run.
-_QUOTE = re.compile(r"\n[ \t]{0,3}(?:>[ \t]?)+")
-_TICKS_START = re.compile(r"\n[ \t]*`{1,3}(?:[A-Za-z0-9_+-]{1,20}[ \t]*(?=\n|$))?")
-_TICKS_END = re.compile(r"`{1,3}[ \t]*(?=\n|$)")
+# and fences at a line's start or end (with a fence's language tag when alone on its line); run
+# only on the lines that hold a ">" or a backtick.
+_QUOTE = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
+_TICKS_START = re.compile(r"[ \t]*`{1,3}(?:[A-Za-z0-9_+-]{1,20}[ \t]*$)?")
+_TICKS_END = re.compile(r"`{1,3}[ \t]*$")
 
 
 def decode(data: bytes) -> str:
@@ -40,7 +39,8 @@ def decode(data: bytes) -> str:
 
 def plain(text: str) -> str:
     """The text without colour codes, control characters, quote marks and code fences. Each
-    clean-up runs only when its character is in the text, so a plain log costs a few scans."""
+    clean-up runs only when its character is in the text, and quote marks and backticks are
+    looked at only on the lines that hold them, so a plain log costs a few scans."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     if "\r" in text:
@@ -49,13 +49,24 @@ def plain(text: str) -> str:
         text = _CONTROL.sub("", text)
     quoted, ticked = ">" in text, "`" in text
     if quoted or ticked:
-        text = "\n" + text
-        if quoted:
-            text = _QUOTE.sub("\n", text)
+        lines = text.split("\n")
+        marked = {n for n, line in enumerate(lines) if ">" in line} if quoted else set()
         if ticked:
-            text = _TICKS_END.sub("", _TICKS_START.sub("\n", text))
-        text = text[1:]
+            marked.update(n for n, line in enumerate(lines) if "`" in line)
+        for n in marked:
+            lines[n] = _unmark(lines[n])
+        text = "\n".join(lines)
     return text
+
+
+def _unmark(line: str) -> str:
+    quote = _QUOTE.match(line)
+    line = line[quote.end() :] if quote else line
+    if "`" in line:
+        start = _TICKS_START.match(line)
+        line = line[start.end() :] if start else line
+        line = _TICKS_END.sub("", line)
+    return line
 
 
 @dataclass(frozen=True)
