@@ -37,7 +37,7 @@ def make_fix(
     built = builder(facts, snapshot, kb) if builder else None
     if built is not None:
         return built
-    hints = [h for hit in hits if hit.pattern.cause == cause for h in hit.pattern.hints]
+    hints = [h for hit in hits if hit.cause == cause for h in hit.pattern.hints]
     return Fix(summary=hints[0], notes=tuple(dict.fromkeys(hints[1:]))) if hints else None
 
 
