@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"
 CASES_FILE = CORPUS / "error-cases.jsonl"
 REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
+# Cases collected after explain was tuned, to measure it on threads nobody studied before.
+FRESH_FILE = CORPUS / "error-cases.fresh.jsonl"
 # The development split lives outside the repository; its ids must not be reused when it is there.
 DEV_DIRS = [ROOT / "shared" / "corpus", ROOT.parents[1] / "shared" / "corpus"]
 
@@ -48,6 +50,10 @@ REPORT_FIELDS = ("id", "kind", "source", "text", "diagnosis", "retrieved")
 MIN_CASES = 300
 MIN_REPORTS = 60
 MIN_PER_CAUSE = 8
+MIN_FRESH_CASES = 150
+MIN_FRESH_PER_CAUSE = 6
+# No single tracker may dominate the fresh cases (a held-back split spreads over trackers).
+MAX_FRESH_TRACKER_SHARE = 0.12
 MAX_ERROR_TEXT = 4200
 
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -81,14 +87,23 @@ def reports() -> list[dict[str, Any]]:
     return _read_jsonl(REPORTS_FILE)
 
 
-def _dev_ids() -> set[str]:
-    ids: set[str] = set()
+@pytest.fixture(scope="module")
+def fresh() -> list[dict[str, Any]]:
+    return _read_jsonl(FRESH_FILE)
+
+
+def _dev_rows() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for folder in DEV_DIRS:
         for name in ("error-cases.dev.jsonl", "pasted-reports.dev.jsonl"):
             path = folder / name
             if path.is_file():
-                ids.update(str(row["id"]) for row in _read_jsonl(path))
-    return ids
+                rows.extend(_read_jsonl(path))
+    return rows
+
+
+def _dev_ids() -> set[str]:
+    return {str(row["id"]) for row in _dev_rows()}
 
 
 def _is_expected_value(value: Any) -> bool:
@@ -214,8 +229,10 @@ def test_ids_are_unique_and_new(cases: list[dict[str, Any]], reports: list[dict[
     assert sorted(set(counts) & _dev_ids()) == []
 
 
-def test_no_registry_host_names(cases: list[dict[str, Any]], reports: list[dict[str, Any]]) -> None:
-    texts = [json.dumps(row, ensure_ascii=False) for row in [*cases, *reports]]
+def test_no_registry_host_names(
+    cases: list[dict[str, Any]], reports: list[dict[str, Any]], fresh: list[dict[str, Any]]
+) -> None:
+    texts = [json.dumps(row, ensure_ascii=False) for row in [*cases, *reports, *fresh]]
     assert [t[:80] for t in texts if REGISTRY_HOST_RE.search(t)] == []
 
 
@@ -229,3 +246,38 @@ def test_corpus_is_large_enough(cases: list[dict[str, Any]], reports: list[dict[
         if per_cause[cause] < MIN_PER_CAUSE
     }
     assert thin == {}
+
+
+# -- the fresh cases: same shape, new threads ----------------------------------------------------
+
+
+def test_every_fresh_case_is_well_formed(fresh: list[dict[str, Any]]) -> None:
+    bad = {
+        row.get("id", f"line {n}"): p for n, row in enumerate(fresh, 1) if (p := check_case(row))
+    }
+    assert not bad, bad
+
+
+def test_fresh_cases_come_from_threads_used_nowhere_else(
+    cases: list[dict[str, Any]], reports: list[dict[str, Any]], fresh: list[dict[str, Any]]
+) -> None:
+    """Rule: a fresh case shares neither its id nor its thread (source) with the project corpus,
+    its pasted reports or the development split, and no thread gives two fresh cases."""
+    older = [*cases, *reports, *_dev_rows()]
+    old_sources = {str(row["source"]) for row in older}
+    old_ids = {str(row["id"]) for row in older}
+    sources = Counter(str(row["source"]) for row in fresh)
+    assert [s for s, n in sources.items() if n > 1] == []
+    assert sorted(set(sources) & old_sources) == []
+    assert sorted({str(row["id"]) for row in fresh} & old_ids) == []
+    assert len({str(row["id"]) for row in fresh}) == len(fresh)
+
+
+def test_fresh_cases_cover_every_cause_and_many_trackers(fresh: list[dict[str, Any]]) -> None:
+    assert len(fresh) >= MIN_FRESH_CASES
+    per_cause = Counter(str(row["cause"]) for row in fresh)
+    assert {
+        c: per_cause[c] for c in CAUSES - RARE_CAUSES if per_cause[c] < MIN_FRESH_PER_CAUSE
+    } == {}
+    trackers = Counter(str(row["source"]).split("#")[0] for row in fresh)
+    assert max(trackers.values()) <= MAX_FRESH_TRACKER_SHARE * len(fresh)
