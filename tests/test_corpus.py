@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchmarks.explain_corpus import half_of
 
 from gpuenv.diagnose.findings import CAUSES as DOCTOR_CAUSES
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"
+KB_DATA = ROOT / "src" / "gpuenv" / "kb" / "data"
 CASES_FILE = CORPUS / "error-cases.jsonl"
 REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
 # Cases collected after explain was tuned, to measure it on threads nobody studied before.
@@ -281,3 +283,13 @@ def test_fresh_cases_cover_every_cause_and_many_trackers(fresh: list[dict[str, A
     } == {}
     trackers = Counter(str(row["source"]).split("#")[0] for row in fresh)
     assert max(trackers.values()) <= MAX_FRESH_TRACKER_SHARE * len(fresh)
+
+
+def test_no_knowledge_base_row_names_a_fresh_check_thread(fresh: list[dict[str, Any]]) -> None:
+    """Rule: the check half of the fresh cases only measures. Patterns may take examples from
+    the tune half, never from a check-half thread (no KB row's locator or text names one)."""
+    which = half_of(fresh, "cause")
+    check = [str(r["source"]) for r in fresh if which[str(r["id"])] == "check"]
+    kb_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(KB_DATA.glob("*.toml")))
+    named = [s for s in check if re.search(re.escape(s) + r"(?!\d)", kb_text)]
+    assert named == []
