@@ -47,6 +47,58 @@ def test_a_rule_needs_its_facts() -> None:
 
 
 @pytest.mark.parametrize(
+    ("message", "elsewhere", "without", "context", "within"),
+    [
+        (
+            "TensorFlow is not detecting my GPU",
+            "Ubuntu 20.04, TensorFlow 2.4.0",
+            "missing_cuda_lib",
+            "Windows 11, TensorFlow 2.17.0",
+            "cpu_only_build",
+        ),
+        (
+            "ERROR: No matching distribution found for jax-cuda12-pjrt",
+            "Ubuntu 22.04",
+            "python_version_unsupported",
+            "macOS on an Apple M2 Pro",
+            "wrong_platform_wheel",
+        ),
+        (
+            "ImportError: libcurand.so.10: cannot open shared object file: No such file",
+            "Jetson Xavier, JetPack 4.6.4",
+            "missing_cuda_lib",
+            "Jetson Xavier, JetPack 4.6.4; docker run -it nvcr.io/nvidia/l4t-base:r32.4.4",
+            "container_driver_mismatch",
+        ),
+    ],
+    ids=["tf-native-windows", "cuda-package-on-macos", "jetson-container"],
+)
+def test_the_facts_around_a_message_change_its_cause(
+    message: str, elsewhere: str, without: str, context: str, within: str
+) -> None:
+    """Rule: TensorFlow >= 2.11 has no GPU build for native Windows; no CUDA build of a package
+    exists for macOS; a Jetson container gets CUDA from the host's L4T. Facts read from prose
+    (an OS, a TensorFlow release, a GPU package's name, JetPack, an l4t image tag) decide."""
+    assert explain_text(elsewhere + "\n" + message, KB).cause == without
+    assert explain_text(context + "\n" + message, KB).cause == within
+
+
+def test_facts_derived_from_prose() -> None:
+    text = (
+        "TensorFlow 2.12.1 on Jetson, JetPack 5.1\n"
+        "ERROR: No matching distribution found for onnxruntime-gpu==1.16.3"
+    )
+    facts = {(f.name, f.value) for f in explain_text(text, KB).facts}
+    assert {
+        ("tensorflow_release", "2.12"),
+        ("jetson", "true"),
+        ("package_gpu_build", "true"),
+    } <= facts
+    plain = {f.name for f in explain_text("No matching distribution found for numpy", KB).facts}
+    assert "package_gpu_build" not in plain
+
+
+@pytest.mark.parametrize(
     ("text", "facts", "holds"),
     [
         ("container", {"container": {"docker"}}, True),

@@ -79,6 +79,19 @@ def _derived(fact: Fact) -> list[Fact]:
             if match
             else []
         )
+    if fact.name == "tensorflow_version":
+        line = re.match(r"(\d+\.\d+)", value)
+        return [fact] + (
+            [dataclasses.replace(fact, name="tensorflow_release", value=line.group(1))]
+            if line
+            else []
+        )
+    if fact.name == "package" and re.search(
+        r"(?:^|[-_])(?:cuda\d*|cu\d{2,3}|gpu)(?:$|[-_.=+])|^nvidia-", value, re.IGNORECASE
+    ):
+        return [fact, dataclasses.replace(fact, name="package_gpu_build", value="true")]
+    if fact.name in ("jetson_model", "jetpack", "l4t"):
+        return [fact, dataclasses.replace(fact, name="jetson", value="true")]
     if fact.name == "python_tag":
         match = re.fullmatch(r"(?:cp)?(\d)(\d{1,2})", value)
         return (

@@ -16,6 +16,7 @@ FACTS: dict[str, str] = {
     "jetson_model": "Jetson board as printed",
     "l4t": "Jetson Linux (L4T) release, 36.4.3",
     "jetpack": "JetPack release",
+    "jetson": "the machine is a Jetson (true), derived from its model, JetPack or L4T",
     # GPU and driver
     "gpu": "a GPU's name as printed",
     "cc": "compute capability of the GPU named with it (8.6)",
@@ -43,6 +44,7 @@ FACTS: dict[str, str] = {
     "wheel_platform": "a wheel's platform tag (linux_x86_64)",
     "package": "a package a command asked for",
     "package_version": "the version asked for",
+    "package_gpu_build": "the package asked for is a CUDA/GPU build by its name (true), derived",
     "extension": "a compiled extension module that failed (flash_attn_2_cuda)",
     # frameworks
     "torch_version": "PyTorch version (2.4.0+cu121)",
@@ -51,6 +53,7 @@ FACTS: dict[str, str] = {
     "torch_archs": "GPU architectures in the PyTorch build (sm_50 sm_60 … compute_37)",
     "cuda_available": "torch.cuda.is_available() (true/false)",
     "tensorflow_version": "TensorFlow version",
+    "tensorflow_release": "TensorFlow release line, major.minor (2.17), derived from its version",
     "tensorflow_cuda": "CUDA TensorFlow was built with",
     "tensorflow_cudnn": "cuDNN TensorFlow was built with",
     "tensorflow_cuda_build": "tf.test.is_built_with_cuda() (true/false)",
