@@ -47,24 +47,24 @@ def _need(path: Path) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("folder", "half", "alone", "context"),
+    ("path", "half", "alone", "context"),
     [
-        (DEV, "all", 0.95, 0.97),
-        (PROJECT, "all", 0.82, 0.86),
-        (PROJECT, "tune", 0.85, 0.89),
-        (PROJECT, "check", 0.78, 0.82),
+        (DEV / "error-cases.dev.jsonl", "all", 0.97, 0.99),
+        (PROJECT / "error-cases.jsonl", "all", 0.85, 0.89),
+        (PROJECT / "error-cases.jsonl", "tune", 0.86, 0.90),
+        (PROJECT / "error-cases.jsonl", "check", 0.83, 0.88),
+        (PROJECT / "error-cases.fresh.jsonl", "all", 0.71, 0.77),
+        (PROJECT / "error-cases.fresh.jsonl", "tune", 0.82, 0.90),
+        (PROJECT / "error-cases.fresh.jsonl", "check", 0.59, 0.63),
     ],
-    ids=["dev", "project", "project-tune", "project-check"],
+    ids=["dev", "project", "project-tune", "project-check", "fresh", "fresh-tune", "fresh-check"],
 )
-def test_cause_accuracy_on_the_corpus(
-    folder: Path, half: str, alone: float, context: float
-) -> None:
-    """The project corpus also by half (benchmarks/explain_corpus.half_of): patterns are studied
-    on the tune half; the check half shows whether they generalise."""
-    cases = rows(
-        _need(folder / ("error-cases.dev.jsonl" if folder == DEV else "error-cases.jsonl"))
-    )
-    cases = split(cases, "cause")[half]
+def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:
+    """Each project corpus also by half (benchmarks/explain_corpus.half_of): patterns are studied
+    on the tune halves; the check halves show whether they generalise. The fresh cases were
+    collected before any pattern was tuned on them (before tuning: 56.1% / 59.1%, check half
+    51.9% / 55.8%); their check half is the closest stand-in for a held-back split."""
+    cases = split(rows(_need(path)), "cause")[half]
     by_text = cause_accuracy(cases, KB, with_context=False)
     with_context = cause_accuracy(cases, KB, with_context=True)
     assert by_text.share >= alone, by_text.wrong
