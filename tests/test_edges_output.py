@@ -171,6 +171,56 @@ def test_write_file_is_atomic_and_keeps_the_mode(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
+@pytest.fixture
+def umask_077() -> object:
+    old = os.umask(0o077)
+    yield
+    os.umask(old)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+@pytest.mark.usefixtures("umask_077")
+def test_a_new_file_gets_the_umask_like_any_program_writes(tmp_path: Path) -> None:
+    """umask 077 (a private home, a shared machine): a snapshot naming the host is not left
+    readable by everyone."""
+    write_file(tmp_path / "snap.json", "{}")
+    write_file(tmp_path / "setup.sh", "#!/bin/sh\n", executable=True)
+    assert stat.S_IMODE((tmp_path / "snap.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "setup.sh").stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+def test_making_an_existing_file_executable_adds_run_bits_only_where_it_can_be_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "setup.sh"
+    path.write_text("old")
+    path.chmod(0o640)
+    write_file(path, "#!/bin/sh\n", executable=True)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+
+
+def test_a_name_as_long_as_the_system_allows_can_be_written(tmp_path: Path) -> None:
+    """The temporary file beside the target must not need a longer name than the target."""
+    path = tmp_path / ("x" * 250 + ".json")
+    write_file(path, "{}")
+    assert path.read_text() == "{}" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_ctrl_c_while_writing_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    (tmp_path / "out.json").write_text("old")
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_file(tmp_path / "out.json", "new")
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+    assert (tmp_path / "out.json").read_text() == "old"
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_snapshot_o_refuses_a_fifo_and_leaves_it_there(
     tmp_path: Path, snap: Path, capsys: pytest.CaptureFixture[str]
@@ -219,6 +269,37 @@ def test_write_tree_refuses_names_that_lead_out_of_the_folder(tmp_path: Path) ->
         with pytest.raises(GpuenvError):
             write_tree(tmp_path / "out", {name: "x"})
     assert not (tmp_path / "escape.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "name", ["C:escape.txt", "sub/C:x", "notes.txt:stream", "nul", "NUL.txt", "com1", "run.sh."]
+)
+def test_write_tree_refuses_names_that_mean_something_else_on_windows(
+    tmp_path: Path, name: str
+) -> None:
+    """A drive-relative part would leave the folder on Windows; a device name writes to it."""
+    with pytest.raises(GpuenvError, match="not a file name inside"):
+        write_tree(tmp_path / "out", {name: "x"})
+    assert not (tmp_path / "out").exists()
+
+
+def test_write_tree_writes_nothing_when_a_later_file_is_refused(tmp_path: Path) -> None:
+    """plan -o DIR writes requirements.txt and a Dockerfile: a link at the Dockerfile must not
+    leave a requirements.txt behind from a half-done write."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    root = tmp_path / "out"
+    root.mkdir()
+    (root / "Dockerfile").symlink_to(outside)
+    with pytest.raises(GpuenvError, match="symbolic link"):
+        write_tree(root, {"requirements.txt": "torch\n", "sub/x.txt": "x", "Dockerfile": "FROM x"})
+    assert sorted(p.name for p in root.iterdir()) == ["Dockerfile"]
+    assert outside.read_text() == "keep me"
+
+
+def test_write_tree_creates_nested_folders(tmp_path: Path) -> None:
+    written = write_tree(tmp_path / "out", {"a/b/c.txt": "x", "a/d.txt": "y"})
+    assert [p.read_text() for p in written] == ["x", "y"]
 
 
 def test_write_tree_refuses_a_linked_sub_folder(tmp_path: Path) -> None:

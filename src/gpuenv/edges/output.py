@@ -16,9 +16,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
@@ -172,7 +172,8 @@ def drop_stdout() -> None:
 
 
 def write_file(path: Path | str, content: str | bytes, *, executable: bool = False) -> Path:
-    """Write `content` to `path` whole or not at all, keeping an existing file's permissions.
+    """Write `content` to `path` whole or not at all, keeping an existing file's permissions
+    (a new file gets the umask's, as any program's would).
 
     Anything at `path` that is not a regular file (a link, a FIFO, a device, a directory) is
     refused, never replaced."""
@@ -185,10 +186,10 @@ def write_file(path: Path | str, content: str | bytes, *, executable: bool = Fal
             hints=("give the path of a new or regular file",),
         )
     data = content.encode("utf-8") if isinstance(content, str) else content
-    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o644
-    if executable:
-        mode |= 0o111
-    _replace_atomically(target, data, mode)
+    keep = stat.S_IMODE(existing.st_mode) if existing is not None else None
+    if keep is not None and executable:
+        keep |= (keep & 0o444) >> 2  # run bits wherever read bits are
+    _replace_atomically(target, data, keep, executable)
     return target
 
 
@@ -224,21 +225,42 @@ def _lstat(path: Path) -> os.stat_result | None:
         raise GpuenvError("cannot-write", f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _replace_atomically(target: Path, data: bytes, mode: int) -> None:
-    temp: str | None = None
+def _replace_atomically(target: Path, data: bytes, keep: int | None, executable: bool) -> None:
+    """A temporary file beside `target`, then a rename over it. A new file is created with
+    0o666 (0o777 when executable) and the kernel applies the umask; `keep` is an existing
+    file's mode. The temporary file never outlives a failure, Ctrl-C included."""
+    temp: Path | None = None
     try:
-        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        handle, temp = _temporary_beside(target, 0o777 if executable else 0o666)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temp, mode)
+        if keep is not None:
+            os.chmod(temp, keep)
         os.replace(temp, target)
+        temp = None
     except OSError as exc:
+        raise GpuenvError("cannot-write", f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
         if temp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
-        raise GpuenvError("cannot-write", f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+_TEMP_STEM = 64  # characters of the target's name kept in the temporary one (NAME_MAX is 255)
+
+
+def _temporary_beside(target: Path, mode: int) -> tuple[int, Path]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _attempt in range(100):
+        temp = target.parent / f".{target.name[:_TEMP_STEM]}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(temp, flags, mode), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free name for a temporary file")
 
 
 def write_tree(
@@ -247,37 +269,82 @@ def write_tree(
     """Write `files` (relative POSIX names) under `folder`, creating sub-folders.
 
     `folder` itself may be a link (the user named it); below it, a link or a name leading out
-    of it (absolute, `..`) is refused, so nothing is written outside the folder given."""
+    of it (absolute, `..`, a drive or a device name on Windows) is refused, so nothing is
+    written outside the folder given. Every target is checked before the first is written: a
+    refusal leaves the folder as it was."""
     root = Path(folder)
+    _refuse_as_folder(root, root)
+    targets = {name: _inside(root, name) for name in files}
+    for path in targets.values():
+        _check_target(path, root)
     _make_folder(root, root)
     run_bits = set(executable)
     written = []
-    for name in files:
-        path = _inside(root, name)
+    for name, path in targets.items():
+        for parent in _folders_between(root, path):
+            _make_folder(parent, root)
         written.append(write_file(path, files[name], executable=name in run_bits))
     return written
 
 
+# Names Windows gives to devices, whatever the extension (nul.txt is the null device there)
+_WINDOWS_DEVICES = {"con", "prn", "aux", "nul", "conin$", "conout$"} | {
+    f"{kind}{n}" for kind in ("com", "lpt") for n in range(1, 10)
+}
+
+
 def _inside(root: Path, name: str) -> Path:
+    """`root`/`name`, for a name that can only mean a file below `root` on every system."""
     parts = PurePosixPath(name).parts
-    if not parts or PurePosixPath(name).is_absolute() or ".." in parts or "\\" in name:
+    portable = all(
+        part not in (".", "..")
+        and ":" not in part  # a drive (C:x) or an NTFS stream (file:stream)
+        and part.split(".")[0].lower() not in _WINDOWS_DEVICES
+        and part == part.rstrip(". ")  # Windows drops trailing dots and spaces
+        for part in parts
+    )
+    if not parts or PurePosixPath(name).is_absolute() or "\\" in name or not portable:
         raise GpuenvError("cannot-write", f"{name!r} is not a file name inside {root}")
-    here = root
-    for part in parts[:-1]:
-        here = here / part
-        _make_folder(here, root)
-    return here / parts[-1]
+    return root.joinpath(*parts)
+
+
+def _folders_between(root: Path, path: Path) -> list[Path]:
+    """The folders from below `root` down to `path`'s own."""
+    relative = path.relative_to(root)
+    return [root / sub for sub in reversed(relative.parents) if sub != Path(".")]
+
+
+def _check_target(path: Path, root: Path) -> None:
+    """Refuse now what writing `path` would refuse later: a link or a non-folder on the way,
+    something other than a regular file at the end."""
+    for parent in _folders_between(root, path):
+        if _lstat(parent) is None:
+            return
+        _refuse_as_folder(parent, root)
+    info = _lstat(path)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise GpuenvError(
+            "not-a-regular-file",
+            f"{path} is {describe_mode(info.st_mode)}; gpuenv writes only regular files",
+            hints=(f"remove it, or give another folder than {root}",),
+        )
 
 
 def _make_folder(path: Path, root: Path) -> None:
-    info = _lstat(path)
-    if info is None:
+    if _lstat(path) is None:
         try:
             path.mkdir(parents=path == root)
         except OSError as exc:
             raise GpuenvError(
                 "cannot-write", f"cannot create {path}: {exc.strerror or exc}"
             ) from None
+        return
+    _refuse_as_folder(path, root)
+
+
+def _refuse_as_folder(path: Path, root: Path) -> None:
+    info = _lstat(path)
+    if info is None:
         return
     if path != root and stat.S_ISLNK(info.st_mode):
         raise GpuenvError(
