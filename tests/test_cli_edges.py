@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import gpuenv.api
+import gpuenv.cli
 from gpuenv.cli import main
 from gpuenv.cli.options import detect_terminal
 from gpuenv.facts import DriverFacts, LibraryFacts, missing, to_dict
@@ -100,6 +101,40 @@ def test_a_bug_is_exit_2_in_one_line_never_a_traceback(
     out, err = capsys.readouterr()
     assert "[internal-error]" in err and "RecursionError" in err and "Traceback" not in err
     assert json.loads(out)["error"] == "internal-error"
+
+
+@pytest.mark.parametrize(
+    ("argv", "owner"),
+    [
+        (["doctor", "--bogus"], "gpuenv doctor"),
+        (["plan", "torch", "--bogus"], "gpuenv plan"),
+        (["kb", "show", "torch", "--bogus"], "gpuenv kb show"),
+        (["diff", "a.lock", "b.lock"], "gpuenv diff"),
+    ],
+)
+def test_an_unknown_argument_gets_the_usage_of_the_command_it_was_given_to(
+    argv: list[str], owner: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err.startswith(f"usage: {owner} ") and f"{owner}: error: unrecognized arguments" in err
+
+
+def test_ctrl_c_while_gpuenv_starts_is_exit_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpuenv.cli, "build_parser", interrupted)
+    try:
+        code = main(["doctor"])
+    except KeyboardInterrupt:  # escaping, it would stop pytest itself
+        pytest.fail("Ctrl-C while starting escaped main()")
+    assert code == 130
+    assert capsys.readouterr().err == "gpuenv: interrupted\n"
 
 
 class _ClosedPipe(io.StringIO):
