@@ -137,6 +137,55 @@ def test_ctrl_c_while_gpuenv_starts_is_exit_130_without_a_traceback(
     assert capsys.readouterr().err == "gpuenv: interrupted\n"
 
 
+def test_snapshot_o_dash_is_standard_output_not_a_file_named_dash(
+    cpu_torch_on_a_3090: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["snapshot", "--from", str(cpu_torch_on_a_3090), "-o", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpus"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snap.json"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["snapshot", "-o", ""], ["lock", "-o", ""], ["plan", "torch", "-o", "-"], ["plan", "-o", ""]],
+)
+def test_an_output_path_that_names_no_file_is_a_usage_error(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o ""` (an unset variable) was read as `.`; `plan -o -` made a folder named `-`."""
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert f"usage: gpuenv {argv[0]}" in capsys.readouterr().err
+
+
+class _Terminal(io.TextIOWrapper):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("quiet", "told"), [([], True), (["-q"], False)])
+def test_explain_on_a_terminal_says_it_waits_for_a_paste(
+    quiet: list[str],
+    told: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`gpuenv explain` alone reads standard input: on a terminal that looked like a hang."""
+    pasted = b"AssertionError: Torch not compiled with CUDA enabled\n"
+    monkeypatch.setattr("sys.stdin", _Terminal(pasted))
+    assert main(["explain", "--no-probe", *quiet]) == 0
+    err = capsys.readouterr().err
+    assert ("paste the error message or log, then press Ctrl-D" in err) is told
+
+
 class _ClosedPipe(io.StringIO):
     def write(self, text: str) -> int:
         raise BrokenPipeError(32, "Broken pipe")

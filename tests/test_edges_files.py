@@ -4,6 +4,7 @@ a refused file is a fact for a probe, a clear error for a command."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -108,6 +109,55 @@ def test_undecodable_text_names_the_file() -> None:
 def test_read_user_text_of_a_fifo_says_what_it_is(fifo: Path) -> None:
     with pytest.raises(GpuenvError, match="it is a FIFO"):
         read_user_text(fifo, "report")
+
+
+class _Stdin(io.TextIOWrapper):
+    def __init__(self, data: bytes, tty: bool = False) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def test_the_cap_is_said_in_the_words_of_the_docs(tmp_path: Path) -> None:
+    path = tmp_path / "req.txt"
+    path.write_bytes(b"x" * (LIMITS["requirements"] + 1))
+    with pytest.raises(GpuenvError, match="larger than 2 MB,"):
+        read_user_file(path, "requirements")
+
+
+def test_a_dash_is_standard_input_with_the_same_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"torch\n"))
+    assert read_user_text("-", "requirements") == "torch\n"
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"x" * (LIMITS["requirements"] + 1)))
+    with pytest.raises(GpuenvError, match="standard input: larger than 2 MB"):
+        read_user_file("-", "requirements")
+
+
+def test_a_dash_on_a_terminal_is_refused_rather_than_waiting_unseen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"", tty=True))
+    with pytest.raises(GpuenvError, match="standard input is a terminal") as refused:
+        read_user_file("-", "snapshot")
+    assert "pipe the file in" in str(refused.value)
+
+
+def test_a_refused_fifo_points_at_standard_input(fifo: Path) -> None:
+    with pytest.raises(GpuenvError, match="give - to read standard input"):
+        read_user_file(fifo, "snapshot")
+
+
+def test_doctor_reads_a_snapshot_piped_into_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snapshot = machine(gpus=["RTX 3090"], driver="535.183.01")
+    monkeypatch.setattr(sys, "stdin", _Stdin(json.dumps(to_dict(snapshot)).encode()))
+    monkeypatch.chdir(tmp_path)
+    assert main(["doctor", "--json", "--from", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema"].startswith("gpuenv-doctor")
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- the commands that read a user's file ----------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuenv.cli.guard_options import env_options
+from gpuenv.cli.options import file_path
 from gpuenv.edges import output
 from gpuenv.errors import EXIT_OK
 
@@ -24,7 +25,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        type=Path,
+        type=file_path,
         default=Path("gpuenv.lock"),
         metavar="FILE",
         help="where to write the lock (default gpuenv.lock; - for standard output)",
