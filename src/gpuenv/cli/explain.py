@@ -46,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
     from gpuenv.kb import default_kb
     from gpuenv.render.explain import explain_document, render_text
 
+    if args.no_probe and args.python:
+        raise GpuenvError(
+            "contradictory-flags",
+            "--no-probe reads nothing of this machine, and --python names an interpreter of it "
+            "to read: give one of them",
+        )
     names = args.files or [STDIN]
     if STDIN in names and isatty(sys.stdin) and not args.ui.quiet:
         output.say(
