@@ -159,3 +159,31 @@ def test_a_program_that_cannot_start_says_why(make: str, words: str, tmp_path: P
 def test_a_nul_byte_in_an_argument_is_a_start_error_not_an_exception() -> None:
     result = process.run(["echo", "a\x00b"], timeout=5)
     assert result.returncode is None and result.error
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups")
+def test_stop_all_never_signals_a_group_whose_leader_was_already_reaped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C landing just after a child was reaped: its pid may already belong to someone
+    else, so its group must not be killed again."""
+    reaped: set[int] = set()
+    late: list[int] = []
+    real_waitpid, real_killpg = os.waitpid, os.killpg
+
+    def waitpid(pid: int, options: int) -> tuple[int, int]:
+        result = real_waitpid(pid, options)
+        if result[0] == pid:
+            reaped.add(pid)
+            process.stop_all()
+        return result
+
+    def killpg(pgid: int, signum: int) -> None:
+        if pgid in reaped:
+            late.append(pgid)
+        real_killpg(pgid, signum)
+
+    monkeypatch.setattr(os, "waitpid", waitpid)
+    monkeypatch.setattr(os, "killpg", killpg)
+    result = process.run([sys.executable, "-c", "pass"], timeout=60)
+    assert reaped and late == [] and result.returncode == 0

@@ -109,10 +109,9 @@ def stop_all() -> None:
     """Kill every running child's group now and refuse new children: after Ctrl-C or SIGTERM,
     threads waiting for commands must not sit out their timeouts, nor start the next one."""
     _STOPPING.set()
-    with _LOCK:
-        running = list(_RUNNING)
-    for proc in running:
-        _kill_group(proc)
+    with _LOCK:  # held while signalling: a child leaves _RUNNING before it is reaped
+        for proc in list(_RUNNING):
+            _kill_group(proc)
 
 
 def allow_runs() -> None:
@@ -188,8 +187,6 @@ def _run(
         raise
     finally:
         _finish(proc)
-        with _LOCK:
-            _RUNNING.discard(proc)
     elapsed = time.monotonic() - start
     # killed by stop_all while its pipes were closing: still an interrupted run, not an exit code
     killed = proc.returncode is None or proc.returncode < 0
@@ -395,8 +392,12 @@ def _write_all(pipe: object, data: bytes) -> None:  # pragma: no cover - Windows
 
 def _finish(proc: subprocess.Popen[bytes]) -> None:
     """Kill what is left of the group (a timed-out child, or descendants a finished child left
-    in it), reap the child, close our ends of the pipes."""
+    in it), reap the child, close our ends of the pipes. The child leaves _RUNNING first:
+    once reaped, its pid (its group's id) may be given to another process, which `stop_all`
+    must then never signal."""
     _kill_group(proc)
+    with _LOCK:
+        _RUNNING.discard(proc)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
