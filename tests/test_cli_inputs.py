@@ -94,3 +94,15 @@ def test_a_named_interpreter_that_cannot_run_is_exit_2(
 ) -> None:
     assert main(["doctor", "--python", str(tmp_path / "nothere" / "python")]) == 2
     assert "[target-unreadable]" in capsys.readouterr().err
+
+
+def test_plan_verbose_lists_every_candidate_passed_over(capsys: pytest.CaptureFixture[str]) -> None:
+    """`-v` says "every candidate": the text must not stop at the first five."""
+    argv = ["plan", "torch==2.1", "--gpu", "RTX 5090", "--driver", "570.86.10"]
+    assert main(argv) == 1
+    short = capsys.readouterr().out
+    assert main([*argv, "-v"]) == 1
+    full = capsys.readouterr().out
+    listed = [ln for ln in full.splitlines() if ln.startswith("  torch 2.")]
+    assert "more (-v or --json lists every one)" in short
+    assert "more (" not in full and len(listed) > 20

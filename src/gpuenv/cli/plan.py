@@ -98,7 +98,9 @@ def _print(
     if args.json:
         output.emit_json(plan_document(plan, rendered, code))
     else:
-        output.emit(render_plan_text(plan, rendered, written, args.ui.terminal))
+        output.emit(
+            render_plan_text(plan, rendered, written, args.ui.terminal, verbose=args.ui.verbose)
+        )
 
 
 def read_request(wants: list[str], files: list[Path]) -> Request:
