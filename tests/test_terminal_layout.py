@@ -92,3 +92,14 @@ def test_wrapped_prose_hangs_under_its_label() -> None:
     rows = text.splitlines()
     why = next(n for n, row in enumerate(rows) if row.startswith("   why: "))
     assert rows[why + 1].startswith(" " * len("   why: ")) and rows[why + 1].strip()
+
+
+@pytest.mark.parametrize("width", (40, 60))
+def test_kb_audit_fits_the_terminal(
+    width: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuenv.cli import main
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["kb", "audit"]) == 0
+    _check(capsys.readouterr().out, width, [])

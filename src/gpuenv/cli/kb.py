@@ -126,8 +126,20 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json(document)
     else:
-        output.emit(text)
+        output.emit(_as_prose(text, args.ui.terminal))
     return EXIT_OK if ok else EXIT_FINDINGS
+
+
+def _as_prose(text: str, terminal: Any) -> str:
+    """The audit's lines laid out to the terminal's width, each keeping its indent."""
+    from gpuenv.render.layout import blank, line
+    from gpuenv.render.terminal import to_text
+
+    doc = [
+        line(row.lstrip(), indent=len(row) - len(row.lstrip())) if row.strip() else blank()
+        for row in text.splitlines()
+    ]
+    return to_text(doc, terminal)
 
 
 def run_refresh(args: argparse.Namespace) -> int:
