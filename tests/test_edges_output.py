@@ -5,6 +5,7 @@ process) where the real standard streams matter."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -320,3 +321,58 @@ def test_the_folder_given_may_itself_be_a_link(tmp_path: Path) -> None:
     written = write_tree(tmp_path / "alias", {"a.txt": "x", "run.sh": "#!/bin/sh\n"}, ["run.sh"])
     assert (real / "a.txt").read_text() == "x" and len(written) == 2
     assert os.access(real / "run.sh", os.X_OK)
+
+
+@pytest.mark.real
+@pytest.mark.skipif(os.name != "posix", reason="O_NONBLOCK on a pipe")
+def test_a_non_blocking_stdout_gets_the_whole_output() -> None:
+    """A pipe another program set O_NONBLOCK on takes 64 KiB, then refuses more until read:
+    the rest must wait for the reader, not vanish behind exit 0."""
+    import fcntl
+    import time
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuenv", "kb", "show", "wheels", "--json"],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+    )
+    os.close(write_end)
+    time.sleep(1.0)  # a slow reader: the pipe fills up meanwhile
+    with os.fdopen(read_end, "rb") as reader:
+        data = reader.read()
+    assert proc.wait(60) == 0
+    assert json.loads(data)["rows"]
+
+
+class _Congested(io.RawIOBase):
+    """A non-blocking pipe with a slow reader: every other write is refused, the others take
+    at most 7 bytes."""
+
+    def __init__(self) -> None:
+        self.received = bytearray()
+        self.calls = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int | None:
+        self.calls += 1
+        if self.calls % 2:
+            return None  # would block
+        chunk = bytes(memoryview(data))[:7]  # type: ignore[arg-type]
+        self.received += chunk
+        return len(chunk)
+
+
+def test_progress_on_a_congested_non_blocking_stderr_is_not_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuenv.edges.output import relay, say
+
+    raw = _Congested()
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BufferedWriter(raw, 16), "utf-8"))
+    say("gpuenv: " + "x" * 100)
+    relay("Collecting torch\n" * 20)
+    assert raw.received.decode() == "gpuenv: " + "x" * 100 + "\n" + "Collecting torch\n" * 20

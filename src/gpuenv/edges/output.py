@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import secrets
+import select
 import stat
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
@@ -116,10 +119,41 @@ def _write_to(stream: TextIO, text: str, json_bytes: bool) -> None:
         stream.write(text if json_bytes else encodable(text, encoding))
         stream.flush()
         return
-    stream.flush()  # anything written as text before must come first
+    _until_done(stream.flush, buffer)  # anything written as text before must come first
     data = text.encode("utf-8") if json_bytes else _encode(text, encoding)
-    buffer.write(data)
-    buffer.flush()
+    _write_all(buffer, data)
+
+
+def _write_all(buffer: Any, data: bytes) -> None:
+    """All of `data`, even where standard output is non-blocking (a descriptor shared with a
+    program that set O_NONBLOCK on it): there a write may take part of the data, or none and
+    raise BlockingIOError, and the rest must wait until the reader makes room."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = buffer.write(view) or 0
+        except BlockingIOError as exc:
+            written = exc.characters_written
+        if written < len(view):
+            _wait_writable(buffer)
+        view = view[written:]
+    _until_done(buffer.flush, buffer)
+
+
+def _until_done(flush: Any, buffer: Any) -> None:
+    while True:
+        try:
+            flush()
+            return
+        except BlockingIOError:
+            _wait_writable(buffer)
+
+
+def _wait_writable(buffer: Any) -> None:
+    try:
+        select.select([], [buffer.fileno()], [], 1.0)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        time.sleep(0.01)
 
 
 def _encode(text: str, encoding: str | None) -> bytes:
@@ -140,23 +174,30 @@ def _known(codec: str) -> bool:
 
 def say(text: str) -> None:
     """A line for the user on stderr (progress, where a file went); never fails the command."""
-    stream = sys.stderr
-    if stream is None:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        stream.write(encodable(text, getattr(stream, "encoding", None)) + "\n")
-        stream.flush()
+    _to_stderr(text + "\n")
 
 
 def relay(text: str) -> None:
     """Pass a child's output on to stderr as it comes (an installer's progress), unchanged but
     for what the stream's encoding cannot carry."""
+    _to_stderr(text)
+
+
+def _to_stderr(text: str) -> None:
+    """Whole, like standard output (a non-blocking stderr included); a stderr that fails is
+    not the command's failure."""
     stream = sys.stderr
     if stream is None:
         return
-    with contextlib.suppress(OSError, ValueError):
-        stream.write(encodable(text, getattr(stream, "encoding", None)))
-        stream.flush()
+    encoding = getattr(stream, "encoding", None)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(encodable(text, encoding))
+            stream.flush()
+            return
+        _until_done(stream.flush, buffer)
+        _write_all(buffer, _encode(text, encoding))
 
 
 def drop_stdout() -> None:
