@@ -8,6 +8,7 @@ import io
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,6 +185,22 @@ def test_explain_on_a_terminal_says_it_waits_for_a_paste(
     assert main(["explain", "--no-probe", *quiet]) == 0
     err = capsys.readouterr().err
     assert ("paste the error message or log, then press Ctrl-D" in err) is told
+
+
+@pytest.mark.parametrize(("argv", "probe_timeout"), [([], 10.0), (["--timeout", "2"], 2.0)])
+def test_check_reads_the_env_within_a_short_timeout_too(
+    argv: list[str], probe_timeout: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check --timeout 2` on a hung interpreter waited 30 s (3 x the default 10) to read it."""
+    asked: list[float] = []
+
+    def snapshot(**options: Any) -> None:
+        asked.append(options["timeout"])
+        raise gpuenv.api.GpuenvError("target-unreadable", "it hangs")
+
+    monkeypatch.setattr(gpuenv.api, "take_snapshot", snapshot)
+    assert main(["check", "--python", "/env/bin/python", *argv]) == 2
+    assert asked == [probe_timeout]
 
 
 class _ClosedPipe(io.StringIO):
