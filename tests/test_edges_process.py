@@ -187,3 +187,16 @@ def test_stop_all_never_signals_a_group_whose_leader_was_already_reaped(
     monkeypatch.setattr(os, "killpg", killpg)
     result = process.run([sys.executable, "-c", "pass"], timeout=60)
     assert reaped and late == [] and result.returncode == 0
+
+
+def test_a_left_behind_descendant_that_never_stops_writing_does_not_hold_us(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "chatty"
+    script = f'setsid sh -c "while :; do echo x; done" & echo $! > {pid_file}; exit 0'
+    start = time.monotonic()
+    result = process.run(["sh", "-c", script], timeout=60)
+    took = time.monotonic() - start
+    os.kill(_pid_from(pid_file), 9)
+    assert result.returncode == 0 and not result.timed_out
+    assert took < 30  # EXIT_DRAIN_S, not the 60 s deadline

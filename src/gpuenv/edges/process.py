@@ -27,6 +27,9 @@ TAIL_BYTES = 1024 * 1024
 # After the child exits, how long a descendant may go on writing into its pipes before gpuenv
 # stops listening (it is then killed with the group, or abandoned if it left the group).
 EXIT_GRACE_S = 0.2
+# ... and how long at most, even while output keeps coming (a descendant that left the group
+# and never stops writing would otherwise hold gpuenv until the deadline).
+EXIT_DRAIN_S = 2.0
 _READ = 64 * 1024
 _POLL_S = 0.1  # how often a wait looks at the stop flag and the child's exit
 
@@ -268,7 +271,7 @@ def _pump_posix(
 
 class _Watch:
     """When to stop reading: gpuenv interrupted, the deadline, or the child gone and its pipes
-    quiet for a moment (a descendant it left behind holds them)."""
+    quiet for a moment or, still written to by a descendant it left behind, for a while."""
 
     def __init__(self, proc: subprocess.Popen[bytes], deadline: float, outcome: _Outcome) -> None:
         self.proc = proc
@@ -287,9 +290,10 @@ class _Watch:
             return True
         if self.exited_at is None and _exited(self.proc):
             self.exited_at = now
-        return self.exited_at is not None and now - max(self.exited_at, self.last_data) > (
-            EXIT_GRACE_S
-        )
+        if self.exited_at is None:
+            return False
+        quiet = now - max(self.exited_at, self.last_data) > EXIT_GRACE_S
+        return quiet or now - self.exited_at > EXIT_DRAIN_S
 
     def wait(self) -> float:
         return max(min(self.deadline - time.monotonic(), _POLL_S), 0.0)
