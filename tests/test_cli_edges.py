@@ -338,3 +338,26 @@ def test_a_declared_driver_on_a_wsl_snapshot_is_read_with_windows_numbers(tmp_pa
     wsl = replace(base, host=replace(base.host, wsl=Observation(True, "/proc/version")))
     snapshot = apply_what_if(wsl, WhatIf(driver="566.36"), default_kb())
     assert [o.value for o in snapshot.driver.max_cuda] == ["12.7"]
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(("verbosity", "told"), [(0, True), (-1, False)])
+def test_a_slow_command_is_named_while_gpuenv_waits_for_it(
+    verbosity: int, told: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung nvidia-smi answers only at its deadline: a person at a terminal is told what
+    gpuenv waits for instead of looking at silence (not with -q)."""
+    import sys
+
+    from gpuenv.cli.options import Ui
+    from gpuenv.cli.waiting import waiting_notes
+    from gpuenv.edges import process
+    from gpuenv.render.terminal import Terminal
+
+    stderr = _Tty()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    slow = [sys.executable, "-c", "import time; time.sleep(1.5)"]
+    with waiting_notes(Ui(Terminal(), verbosity), first=0.3, every=30):
+        assert process.run(slow, timeout=30).returncode == 0
+    named = "gpuenv: still waiting for " + Path(sys.executable).name
+    assert (named in stderr.getvalue()) is told

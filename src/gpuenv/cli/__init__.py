@@ -18,6 +18,7 @@ from types import FrameType
 
 from gpuenv._version import __version__
 from gpuenv.cli.options import common_parent, ui_from_args
+from gpuenv.cli.waiting import waiting_notes
 from gpuenv.edges import output, process
 from gpuenv.errors import (
     EXIT_FAILED,
@@ -99,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     args.ui = ui_from_args(args)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    with _signals():
+    with _signals(), waiting_notes(args.ui):
         try:
             code = handler(args)
             _flush()

@@ -103,7 +103,8 @@ class _Kept:
 
 # -- the running children, so that an interrupt can stop them all --------------------------------
 
-_RUNNING: set[subprocess.Popen[bytes]] = set()
+# each running child: its argv, when it started, and whether its output is relayed as it comes
+_RUNNING: dict[subprocess.Popen[bytes], tuple[tuple[str, ...], float, bool]] = {}
 _LOCK = threading.Lock()
 _STOPPING = threading.Event()
 
@@ -115,6 +116,15 @@ def stop_all() -> None:
     with _LOCK:  # held while signalling: a child leaves _RUNNING before it is reaped
         for proc in list(_RUNNING):
             _kill_group(proc)
+
+
+def waiting_on() -> list[tuple[tuple[str, ...], float]]:
+    """The children running now whose output is not shown as it comes, with how many seconds
+    each has run, longest first (for a "still waiting for nvidia-smi" note)."""
+    now = time.monotonic()
+    with _LOCK:
+        quiet = [(args, now - start) for args, start, shown in _RUNNING.values() if not shown]
+    return sorted(quiet, key=lambda item: -item[1])
 
 
 def allow_runs() -> None:
@@ -178,7 +188,7 @@ def _run(
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
         return CommandResult(args, None, error=_start_error(args[0] if args else "", exc))
     with _LOCK:
-        _RUNNING.add(proc)
+        _RUNNING[proc] = (args, start, on_text is not None)
     try:
         if _STOPPING.is_set():  # stop_all ran between the check and the registration
             _kill_group(proc)
@@ -401,7 +411,7 @@ def _finish(proc: subprocess.Popen[bytes]) -> None:
     must then never signal."""
     _kill_group(proc)
     with _LOCK:
-        _RUNNING.discard(proc)
+        _RUNNING.pop(proc, None)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
     for pipe in (proc.stdin, proc.stdout, proc.stderr):
