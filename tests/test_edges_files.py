@@ -196,6 +196,20 @@ def test_an_included_file_that_is_not_a_requirements_file_is_not_echoed(
     assert "shadow" in captured.err  # the file is named, its content is not
 
 
+def test_a_file_name_read_from_a_file_reaches_the_terminal_only_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-r <name>` inside a requirements file: the name is someone else's text, and the error
+    that quotes it must not retitle the terminal or clear it."""
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("torch\n-r \x1b]0;owned\x07\x1b[2Jnext.txt\n\u202eevil\n")
+    argv = ["plan", "--gpu", "RTX 3090", "--driver", "535.183.01", "-r", str(requirements)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    assert "\\x1b]0;owned\\x07" in err and err.count("\n") == 1
+
+
 def test_a_requirements_file_with_a_byte_order_mark_is_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from gpuenv.edges.files import describe_mode
 from gpuenv.errors import GpuenvError
 from gpuenv.render.jsontext import json_text
+from gpuenv.render.layout import printable
 
 __all__ = [
     "drop_stdout",
@@ -173,8 +174,11 @@ def _known(codec: str) -> bool:
 
 
 def say(text: str) -> None:
-    """A line for the user on stderr (progress, where a file went); never fails the command."""
-    _to_stderr(text + "\n")
+    """A line for the user on stderr (progress, where a file went, an error); never fails the
+    command. Its lines may quote untrusted text (a file name read from a requirements file, a
+    value from someone's snapshot): controls and bidirectional overrides are shown as escapes,
+    never sent to the terminal."""
+    _to_stderr("\n".join(printable(part) for part in text.split("\n")) + "\n")
 
 
 def relay(text: str) -> None:
