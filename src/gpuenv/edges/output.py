@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from gpuenv.edges.files import describe_mode
 from gpuenv.errors import GpuenvError
@@ -39,6 +39,7 @@ __all__ = [
     "relay",
     "remove_file",
     "say",
+    "stderr_stream",
     "write_file",
     "write_tree",
 ]
@@ -185,6 +186,24 @@ def relay(text: str) -> None:
     """Pass a child's output on to stderr as it comes (an installer's progress), unchanged but
     for what the stream's encoding cannot carry."""
     _to_stderr(text)
+
+
+class _RelayedStderr(io.TextIOBase):
+    """Standard error as a text stream that goes through `relay`."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        relay(text)
+        return len(text)
+
+
+def stderr_stream() -> TextIO:
+    """Standard error as a stream for code that writes progress to one (an installer's output
+    during `plan --create`): what the encoding lacks as ASCII, whole on a non-blocking stream,
+    and never an exception, a closed stderr included."""
+    return cast(TextIO, _RelayedStderr())
 
 
 def _to_stderr(text: str) -> None:
