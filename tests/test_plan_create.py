@@ -4,6 +4,7 @@ against the plan; and the checks themselves on recorded snapshots."""
 from __future__ import annotations
 
 import io
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -169,3 +170,18 @@ def test_conda_create_solves_with_the_targets_driver_cuda(
     assert argv[:3] == ["conda", "env", "create"] and env == {"CONDA_OVERRIDE_CUDA": "12.2"}
     written = Path(argv[-1]).read_text(encoding="utf-8")
     assert "  - pytorch=" in written
+
+
+def test_json_stays_one_document_when_create_fails_after_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json --create: the plan is on stdout when the path turns out taken; the error goes to
+    stderr only, so stdout is still one valid JSON document."""
+    taken = tmp_path / "env"
+    taken.mkdir()
+    (taken / "file").write_text("x")
+    argv = ["plan", "torch", "--platform", "linux-x86_64", "--json", "--create", str(taken)]
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["schema"] == "gpuenv-plan/1"
+    assert "[env-exists]" in err

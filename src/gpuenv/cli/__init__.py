@@ -89,6 +89,7 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpar
 
 def main(argv: Sequence[str] | None = None) -> int:
     process.allow_runs()
+    output.start_run()
     try:
         parser = build_parser()
         args = parse(parser, argv)
@@ -171,9 +172,10 @@ def internal_error(exc: BaseException) -> GpuenvError:
 
 
 def report(error: GpuenvError, as_json: bool) -> None:
-    """The error on stderr, and with --json on stdout too; where either is gone, the exit code
+    """The error on stderr, and with --json on stdout too, unless a document is there already
+    (plan --json --create that fails after the plan); where either is gone, the exit code
     still tells."""
-    if as_json:
+    if as_json and not output.stdout_used():
         with contextlib.suppress(GpuenvError):
             output.emit_json(error.to_dict())
     output.say(f"gpuenv: {error}")

@@ -39,7 +39,9 @@ __all__ = [
     "relay",
     "remove_file",
     "say",
+    "start_run",
     "stderr_stream",
+    "stdout_used",
     "write_file",
     "write_tree",
 ]
@@ -96,7 +98,22 @@ def emit_json(document: Any) -> None:
     _write(json_text(document), json_bytes=True)
 
 
+_STDOUT = {"used": False}  # whether this run has written to standard output yet
+
+
+def stdout_used() -> bool:
+    """Whether anything was written to stdout since `start_run`: an error told as JSON must not
+    follow a document already there (two documents are not one valid JSON text)."""
+    return _STDOUT["used"]
+
+
+def start_run() -> None:
+    """A command starts (the CLI calls this, as a library caller may run several)."""
+    _STDOUT["used"] = False
+
+
 def _write(text: str, json_bytes: bool) -> None:
+    _STDOUT["used"] = True
     stream = sys.stdout
     if stream is None:
         raise GpuenvError("cannot-write", "cannot write the output: standard output is closed")
