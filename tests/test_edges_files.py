@@ -11,11 +11,19 @@ import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpuenv.cli import main
-from gpuenv.edges.files import LIMITS, decode_text, read_fact, read_user_file, read_user_text
+from gpuenv.edges.files import (
+    LIMITS,
+    decode_text,
+    read_fact,
+    read_stream,
+    read_user_file,
+    read_user_text,
+)
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import to_dict
 from tests.builders import machine
@@ -133,6 +141,28 @@ def test_a_dash_is_standard_input_with_the_same_cap(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(sys, "stdin", _Stdin(b"x" * (LIMITS["requirements"] + 1)))
     with pytest.raises(GpuenvError, match="standard input: larger than 2 MB"):
         read_user_file("-", "requirements")
+
+
+class _NonBlocking(io.RawIOBase):
+    """A pipe another program set O_NONBLOCK on: nothing yet (None), then a piece at a time."""
+
+    def __init__(self, pieces: list[bytes | None]) -> None:
+        self.pieces = pieces
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        piece = self.pieces.pop(0) if self.pieces else b""
+        if piece is None:
+            return None
+        buffer[: len(piece)] = piece
+        return len(piece)
+
+
+def test_a_non_blocking_stdin_is_read_to_its_end_not_an_internal_error() -> None:
+    stream = io.BufferedReader(_NonBlocking([None, b"Assertion", None, b"Error\n"]))
+    assert read_stream(stream, "report", "standard input") == b"AssertionError\n"
 
 
 def test_a_dash_on_a_terminal_is_refused_rather_than_waiting_unseen(

@@ -12,8 +12,10 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+import select
 import stat
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Union
@@ -164,7 +166,7 @@ def read_stream(stream: BinaryIO, kind: str, name: str, *, code: str = "cannot-r
     """What a stream (standard input) holds, at most LIMITS[kind] bytes; more is refused."""
     limit = LIMITS[kind]
     try:
-        data = stream.read(limit + 1)
+        data = _read_to_end(stream, limit + 1)
     except OSError as exc:
         raise GpuenvError(code, f"{name}: cannot read: {problem_of(exc)}") from None
     if len(data) > limit:
@@ -174,6 +176,33 @@ def read_stream(stream: BinaryIO, kind: str, name: str, *, code: str = "cannot-r
             hints=("give the part of the log around the failure",),
         )
     return bytes(data)
+
+
+def _read_to_end(stream: BinaryIO, most: int) -> bytes:
+    """Up to `most` bytes, to the end of the stream, also where it is non-blocking (a pipe
+    another program set O_NONBLOCK on gives None or part of the data until more comes)."""
+    parts: list[bytes] = []
+    size = 0
+    while size < most:
+        try:
+            block = stream.read(min(_CHUNK, most - size))
+        except BlockingIOError:
+            block = None
+        if block is None:
+            _wait_readable(stream)
+            continue
+        if not block:
+            break
+        parts.append(bytes(block))
+        size += len(block)
+    return b"".join(parts)
+
+
+def _wait_readable(stream: BinaryIO) -> None:
+    try:
+        select.select([stream.fileno()], [], [], 1.0)
+    except (OSError, ValueError, AttributeError):
+        time.sleep(0.01)
 
 
 def read_standard_input(kind: str, *, code: str = "cannot-read") -> bytes:
