@@ -170,3 +170,80 @@ def test_device_cc_reads_what_was_recorded_for_the_device() -> None:
     assert harness.device_cc(0) == (8, 6)
     assert harness.device_cc(1) == (0, 0)  # unknown: no data-type check runs
     assert harness.device_cc(7) == (0, 0)
+
+
+def test_an_exception_outside_every_step_fails_the_framework(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A device the script cannot enter (CuPy's `with cupy.cuda.Device(i)`) or a bug between
+    steps ends the script: the run must fail, not pass with the remaining checks never run."""
+    from types import SimpleNamespace
+
+    from gpuenv.check.judge import Context, judge, no_explanation
+    from gpuenv.check.parse import read_run
+    from gpuenv.kb import default_kb
+
+    def run(harness: h.Harness) -> None:
+        harness.step("import", lambda: None)
+        harness.add_device(0, "NVIDIA A100-SXM4-80GB", (8, 0))
+        raise RuntimeError("cudaErrorDevicesUnavailable: CUDA-capable device(s) is/are busy")
+
+    monkeypatch.setattr(h, "load_script", lambda _name: SimpleNamespace(run=run))
+    harness = _harness()
+    h.run_script(harness, "cupy")
+    failed = harness.doc["steps"][-1]
+    assert (failed["step"], failed["status"]) == ("the check script", "fail")
+    assert failed["detail"].startswith("RuntimeError: cudaErrorDevicesUnavailable")
+    assert "Traceback" in failed["error"]
+    raw = read_run("cupy", stdout=json.dumps(harness.doc), stderr="", returncode=0)
+    result = judge(raw, Context((), True, default_kb(), no_explanation))
+    assert result.status == "failed"
+    assert [s.name for s in result.failed_steps] == ["the check script"]
+    capfd.readouterr()
+
+
+def test_tensorflow_results_must_be_on_the_gpu() -> None:
+    """TensorFlow runs an op it cannot place on the GPU on the CPU without a word (soft
+    placement); the CPU's right answer must not pass as the GPU's."""
+    from contextlib import nullcontext
+    from types import SimpleNamespace
+
+    from gpuenv.check import _tensorflow
+
+    tf = SimpleNamespace(device=lambda _name: nullcontext())
+    on_gpu = SimpleNamespace(device="/job:localhost/replica:0/task:0/device:GPU:0")
+    assert _tensorflow.on(h.Harness, tf, "/GPU:0", lambda: on_gpu) is on_gpu
+    on_cpu = SimpleNamespace(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    with pytest.raises(h.Failed, match=r"ran it on .*device:CPU:0, not on /GPU:0"):
+        _tensorflow.on(h.Harness, tf, "/GPU:0", lambda: on_cpu)
+
+
+def test_onnx_runtime_passes_only_when_its_profile_shows_every_node_on_cuda() -> None:
+    from gpuenv.check import _onnxruntime as ort
+
+    cuda = "CUDAExecutionProvider"
+    assert ort.not_on_cuda({"MatMul": cuda, "Add": cuda}) is None
+    assert ort.not_on_cuda({"MatMul": cuda, "Add": "CPUExecutionProvider"}) == (
+        "the model's nodes did not run on CUDAExecutionProvider: Add on CPUExecutionProvider"
+    )
+    assert "does not say where MatMul, Add ran" in (ort.not_on_cuda({}) or "")  # no profile
+
+
+def test_the_all_reduce_does_not_wait_for_workers_that_died_without_an_answer() -> None:
+    import queue
+    import time
+    from types import SimpleNamespace
+
+    from gpuenv.check import _torch
+
+    class Empty:
+        def get(self, timeout: float) -> None:
+            raise queue.Empty
+
+        def empty(self) -> bool:
+            return True
+
+    dead = [SimpleNamespace(is_alive=lambda: False) for _ in range(2)]
+    start = time.monotonic()
+    assert _torch.collect(Empty(), dead, time.time() + 60) == {}
+    assert time.monotonic() - start < 10  # not the deadline's 60 s

@@ -73,6 +73,18 @@ def steps_of(result: FrameworkResult, status: str) -> list[list[Any]]:
     return [[s.device, s.name] for s in result.steps if s.status == status]
 
 
+def test_a_run_that_hangs_after_its_result_says_so() -> None:
+    """The checks finished (NCCL, CUDA torn down at exit can hang), the process did not end."""
+    doc = {"check_version": 1, "steps": [{"step": "import", "status": "pass"}]}
+    raw = read_run(
+        "torch", stdout=json.dumps(doc), stderr="", returncode=None, timed_out=True, timeout=9.0
+    )
+    assert (raw.outcome, raw.report.complete) == ("timed_out", True)
+    assert raw.error == (
+        "printed its result, then did not exit within 9 s (a hang on the way out); killed"
+    )
+
+
 @pytest.mark.parametrize("name", FIXTURE_NAMES)
 def test_every_fixture_says_where_it_comes_from_and_gets_its_expected_verdict(name: str) -> None:
     fixture = load(name)

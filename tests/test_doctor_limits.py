@@ -79,6 +79,10 @@ def test_nvcc_13_under_a_cuda_12_2_driver_is_a_warning_naming_what_it_breaks() -
         assert breaks in finding.why
     assert finding.fix is not None and "≥ 580.65.06" in finding.fix.summary
     assert "sudo apt install nvidia-driver-580" in finding.fix.commands
+    # a CUDA 12.6 toolkit (torch cu126's) builds extensions this driver runs: not only ≤ 12.2
+    assert "CUDA ≤ 12.2; a newer CUDA 12.x runs under minor-version compatibility" in (
+        finding.fix.summary
+    )
 
 
 def test_a_toolkit_the_driver_runs_is_named_in_the_fix() -> None:
@@ -134,11 +138,13 @@ def test_this_machines_real_nvcc_under_a_declared_535_driver(tmp_path: Path) -> 
 # ---- PTX JIT ------------------------------------------------------------------------------------
 
 
-def _tf(capabilities: str | None = "sm_60,sm_70,sm_80,sm_89,compute_90") -> FrameworkBuild:
+def _tf(
+    capabilities: str | None = "sm_60,sm_70,sm_80,sm_89,compute_90", version: str = "2.16.1"
+) -> FrameworkBuild:
     details = {"cuda_compute_capabilities": capabilities} if capabilities else {}
     return FrameworkBuild(
         "tensorflow",
-        "2.16.1",
+        version,
         "12.3",
         cudnn_version="8.9",
         distribution="tensorflow",
@@ -176,7 +182,19 @@ def test_without_facts_of_its_own_the_kb_row_read_from_the_wheel_decides() -> No
     snap = machine(gpus=["H100"], driver="535.183.01", frameworks=[_tf(None)])
     [finding] = [f for f in run(snap, kb).findings if f.rule == "ptx-jit-needs-newer-driver"]
     assert any("binaries" in e.source or "test" in e.source for e in finding.evidence)
-    assert "ptx-jit-needs-newer-driver" not in rules(run(snap))  # the packaged KB cannot tell
+    unknown = machine(gpus=["H100"], driver="535.183.01", frameworks=[_tf(None, "2.99.0")])
+    assert "ptx-jit-needs-newer-driver" not in rules(run(unknown))  # no KB row: cannot tell
+
+
+def test_the_packaged_kb_knows_each_tensorflow_release_from_its_wheel_or_build_file() -> None:
+    """2.16.1's wheel was read (binaries.toml); 2.17.0's build file declares its archs
+    (wheels.toml build_archs): either way H100 is reached only through PTX of CUDA 12.3."""
+    for version in ("2.16.1", "2.17.0"):
+        snap = machine(gpus=["H100"], driver="535.183.01", frameworks=[_tf(None, version)])
+        [finding] = [f for f in run(snap).findings if f.rule == "ptx-jit-needs-newer-driver"]
+        assert "only through PTX built with CUDA 12.3" in finding.title
+        sources = {e.fact: e.source for e in finding.evidence}
+        assert sources["compiled architectures"].startswith("kb: ")
 
 
 @pytest.mark.parametrize(("gpu", "driver"), [("H100", "545.23.06"), ("A100", "535.183.01")])
@@ -195,11 +213,21 @@ def test_the_fix_is_a_build_the_plan_checked_when_the_kb_knows_one() -> None:
     assert "or upgrade the driver to ≥ 545.23.06" in finding.fix.summary
 
 
-def test_a_fix_the_plan_cannot_check_is_not_offered() -> None:
-    """The packaged KB does not know TensorFlow's code: only the driver upgrade is sure."""
-    snap = machine(gpus=["H100"], driver="535.183.01", frameworks=[_tf()])
+def test_with_no_release_that_runs_only_the_driver_upgrade_is_offered() -> None:
+    """On Python 3.12 every TensorFlow release the KB knows reaches H100 through PTX newer than
+    a CUDA 12.2 driver (2.15 has no cp312 wheel): only the driver upgrade is sure."""
+    snap = machine(gpus=["H100"], driver="535.183.01", frameworks=[_tf()], python_version="3.12.4")
     [finding] = [f for f in run(snap).findings if f.rule == "ptx-jit-needs-newer-driver"]
     assert finding.fix is not None and finding.fix.summary.startswith("Upgrade the driver")
+
+
+def test_the_packaged_kb_offers_the_release_it_checked() -> None:
+    snap = machine(gpus=["H100"], driver="535.183.01", frameworks=[_tf()])
+    [finding] = [f for f in run(snap).findings if f.rule == "ptx-jit-needs-newer-driver"]
+    assert finding.fix is not None
+    assert finding.fix.commands == (
+        "/home/u/venv/bin/python -m pip install 'tensorflow[and-cuda]==2.15.1'",
+    )
 
 
 # ---- JAX: the plugin is the CUDA build --------------------------------------------------------
@@ -318,3 +346,36 @@ def test_the_doctors_jax_fix_installs_exactly_what_gpuenv_plan_picks(tmp_path: P
     install = finding.fix.commands[-1].split()
     assert install[:4] == ["python3", "-m", "pip", "install"]
     assert {word.strip("'") for word in install[4:]} == {p.requirement for p in planned.packages()}
+
+
+# ---- TensorFlow compiles for the GPU it finds with its own CUDA -------------------------------
+
+
+def test_tensorflow_built_with_cuda_12_5_on_an_rtx_5090_is_gpu_arch_unsupported() -> None:
+    """Its compute_90 PTX would JIT on a CUDA 13.0 driver, but TensorFlow compiles kernels for
+    the GPU at run time with its own CUDA 12.5, which cannot target sm_120."""
+    tf = replace(_tf(), version="2.20.0", framework_cuda="12.5.1")
+    result = run(machine(gpus=["RTX 5090"], driver="580.65.06", frameworks=[tf]))
+    [finding] = [f for f in result.findings if f.rule == "gpu-newer-than-framework-cuda"]
+    assert finding.cause == "gpu_arch_unsupported" and finding.severity == "error"
+    assert "(sm_120) with its own CUDA 12.5" in finding.title
+    assert finding.fix is not None and "NGC" in finding.fix.summary
+    sources = {e.fact: e.source for e in finding.evidence}
+    assert "tensorflow#111958" in sources["runs kernels compiled with"]
+    assert "ptx-jit-needs-newer-driver" not in rules(result)
+
+
+def test_a_gpu_the_build_cuda_knows_is_not_flagged() -> None:
+    tf = replace(_tf(), version="2.20.0", framework_cuda="12.5.1")
+    for gpu in ("H100", "RTX 4090"):
+        result = run(machine(gpus=[gpu], driver="580.65.06", frameworks=[tf]))
+        assert "gpu-newer-than-framework-cuda" not in rules(result)
+
+
+def test_a_gpu_family_of_one_segment_keeps_it_for_the_lifecycle_rule() -> None:
+    """'--gpu H100' names the PCIe, SXM and NVL models, all data-center: R535's end of life
+    (June 2026) is said as for a named model."""
+    for gpu in ("H100", "NVIDIA H100 PCIe"):
+        snap = machine(gpus=[gpu], driver="535.183.01")
+        found = diagnose(snap, default_kb(), datetime.date(2026, 11, 23))
+        assert "driver-branch-eol" in rules(found), gpu

@@ -31,6 +31,8 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     make_wheel(folder, "nvidia-cudnn-cu12", "8.9.7.29")
     make_wheel(folder, "plain-tool", "1.0")
     make_unpackable_wheel(folder, "breaks-cudnn", "1.0", ["nvidia-cudnn-cu12==8.9.7.29"])
+    make_wheel(folder, "nvidia-nccl-cu12", "2.20.5")
+    make_wheel(folder, "needs-nccl", "1.0", ["nvidia-nccl-cu12"])
     return folder
 
 
@@ -187,6 +189,9 @@ def test_pin_makes_pip_refuse_and_guard_diff_restore_bring_the_env_back(
     code, out, _ = gpuenv(capsys, "restore", "--python", python, str(lock))
     assert code == 0 and "Verified: the env matches the lock." in out
     assert freeze(torch_venv) == worked
+    # after the restore, the env is as it last worked (not as it was just before the restore)
+    code, out, _ = gpuenv(capsys, "diff", "--python", python)
+    assert code == 0 and "No package changed." in out
 
 
 def test_pin_and_unpin_leave_an_existing_pip_conf_byte_identical(
@@ -244,6 +249,61 @@ def test_an_installer_that_fails_half_way_is_told_exactly(
     assert freeze(cudnn_venv) == worked
     site = next((cudnn_venv.parent.parent / "lib").glob("python*/site-packages"))
     assert (site / "nvidia_cudnn_cu12").is_dir() and not (site / "nvidia").exists()  # stand-in
+
+
+def test_a_pin_holds_a_version_without_a_local_label_to_its_own_build(
+    cudnn_venv: Path, wheelhouse: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index's CUDA torch has no local label (torch 2.5.1): a pin written `==2.5.1` lets pip
+    swap in 2.5.1+cpu, which it prefers. The stand-in: nvidia-cudnn-cu12 9.1.0.70 and a package
+    that needs a 9.1.0.70+local build of it."""
+    python, prefix = str(cudnn_venv), cudnn_venv.parent.parent
+    builds = tmp_path / "builds"
+    make_wheel(builds, "nvidia-cudnn-cu12", "9.1.0.70+local")
+    make_wheel(builds, "wants-local-cudnn", "1.0", ["nvidia-cudnn-cu12==9.1.0.70+local"])
+    worked = freeze(cudnn_venv)
+    lock = tmp_path / "worked.lock"
+    assert gpuenv(capsys, "lock", "--python", python, "-o", str(lock))[0] == 0
+    assert gpuenv(capsys, "pin", "--python", python)[0] == 0
+    try:
+        assert "nvidia-cudnn-cu12===9.1.0.70" in (prefix / "gpuenv-constraints.txt").read_text()
+        swap = pip_install(cudnn_venv, builds, "wants-local-cudnn")
+        assert swap.returncode != 0 and "ResolutionImpossible" in swap.stdout + swap.stderr
+        assert freeze(cudnn_venv) == worked
+        assert pip_install(cudnn_venv, wheelhouse, "plain-tool").returncode == 0  # the rest goes
+    finally:
+        assert gpuenv(capsys, "unpin", "--python", python)[0] == 0
+    code, out, _ = gpuenv(
+        capsys, "guard", "--python", python, "--lock", str(lock), "--", "pip", "install",
+        "--no-index", "--find-links", str(builds), "wants-local-cudnn",
+    )  # fmt: skip
+    assert code == 1 and "9.1.0.70 → 9.1.0.70+local" in out
+    # what it prints instead runs in this env, whatever pip is first on PATH
+    assert f"{python} -m pip install --no-index --find-links {builds} wants-local-cudnn" in out
+    assert "nvidia-cudnn-cu12===9.1.0.70" in out
+    assert f"gpuenv guard --allow --python {python} --lock {lock} -- pip install" in out
+
+    # a new GPU-critical package (a CUDA wheel a new package needs) moves nothing: it goes on
+    code, out, _ = gpuenv(
+        capsys, "guard", "--python", python, "--", "pip", "install", "--no-index",
+        "--find-links", str(wheelhouse), "needs-nccl",
+    )  # fmt: skip
+    assert code == 0, out
+    assert "+ nvidia-nccl-cu12 2.20.5 (new)" in out and "1 new GPU-critical package(s)" in out
+    assert "nvidia-nccl-cu12==2.20.5" in freeze(cudnn_venv)
+
+    # restore without --python: the lock's own env, named before anything is done
+    broken = tmp_path / "broken.lock"
+    broken.write_text(lock.read_text() + '\n[[packages]]\nname = "not-anywhere"\nversion = "1.0"\n')
+    code, out, _ = gpuenv(capsys, "restore", str(broken))
+    assert f"env: {prefix}" in out
+    assert code == 1 and "failed: pip exited with 1: ERROR: " in out  # not-anywhere: nowhere
+    assert gpuenv(capsys, "restore", str(lock))[0] == 0
+    assert freeze(cudnn_venv) == worked
+    elsewhere = tmp_path / "elsewhere.lock"
+    elsewhere.write_text(lock.read_text().replace(str(prefix), str(tmp_path / "gone")))
+    code, _, err = gpuenv(capsys, "restore", str(elsewhere))
+    assert code == 2 and "which is not on this machine" in err and "--python" in err
 
 
 def test_bad_and_foreign_locks(
@@ -413,5 +473,6 @@ def test_conda_env_pins_through_conda_meta_and_guard_reads_conda_dry_runs(
         "pytorch 2.1.0=py3.11_cuda12.1_cudnn8.9.2_0 → 2.3.0=cpu_generic_py311_h0: CUDA build lost"
     )
     assert data["safe_commands"][0] == (
-        "conda install -c conda-forge some-tool pytorch==2.1.0=py3.11_cuda12.1_cudnn8.9.2_0"
+        f"conda install --prefix {prefix} -c conda-forge some-tool "
+        "pytorch==2.1.0=py3.11_cuda12.1_cudnn8.9.2_0"
     )

@@ -25,8 +25,15 @@ from gpuenv.facts import (
 )
 from gpuenv.guard import pin
 from gpuenv.guard.build import lock_from_snapshot
-from gpuenv.guard.commands import install_argv, parse_command, preview_argv, safe_commands
-from gpuenv.guard.compare import compare, compare_machines
+from gpuenv.guard.commands import (
+    allow_command,
+    install_argv,
+    other_target,
+    parse_command,
+    preview_argv,
+    safe_commands,
+)
+from gpuenv.guard.compare import compare, compare_machines, refused_changes
 from gpuenv.guard.lockfile import lock_text, parse_lock
 from gpuenv.guard.model import Lock, LockedConda, LockedGpu, LockedPackage, LockEnv, LockMachine
 from gpuenv.guard.preview import (
@@ -165,6 +172,17 @@ def _with(built: Lock, **versions: str | None) -> Lock:
             )
         packages.append(p)
     return replace(built, packages=tuple(packages))
+
+
+def test_guard_refuses_changes_to_what_is_there_not_new_gpu_packages() -> None:
+    """Rule: a GPU-critical package that is there now and would move or go is refused; a new one
+    (the first torch of an env, a CUDA wheel a new package needs) is shown, not refused."""
+    before = replace(lock(), packages=tuple(p for p in lock().packages if p.name != "torch"))
+    added = compare(before, lock())
+    assert [(c.name, c.kind, c.critical) for c in added] == [("torch", "added", True)]
+    assert refused_changes(added) == ()
+    moved = compare(lock(), _with(lock(), torch="2.3.0+cpu"))
+    assert refused_changes(moved) == moved
 
 
 def test_changes_come_most_consequential_first() -> None:
@@ -442,17 +460,45 @@ def test_previews_and_installs_run_in_the_guarded_env() -> None:
     ]
 
 
-def test_safe_commands_hold_the_critical_packages() -> None:
+def test_safe_commands_hold_the_critical_packages_in_the_guarded_env() -> None:
+    """The commands printed instead run in the env guard read (its python, uv's --python, conda's
+    --prefix), not in whatever pip, uv or conda comes first on PATH."""
     before = lock()
-    changes = compare(before, _with(before, torch="2.3.0+cpu"))
+    changes = compare(before, _with(before, torch="2.3.0+cpu", ftfy="6.2.0"))
     command = parse_command(["pip", "install", "needs-new-torch"])
-    assert safe_commands(command, changes, before, None) == [
-        "pip install needs-new-torch torch==2.1.0+cu121",
-        "pip install --no-deps needs-new-torch",
+    assert safe_commands(command, changes, before.env, before, None) == [
+        "/env/bin/python -m pip install needs-new-torch torch==2.1.0+cu121",
+        "/env/bin/python -m pip install --no-deps needs-new-torch",
     ]
-    assert safe_commands(command, changes, before, "/e/c.txt")[0] == (
-        "pip install needs-new-torch --constraint /e/c.txt"
+    assert safe_commands(command, changes, before.env, before, "/e/c.txt")[0] == (
+        "/env/bin/python -m pip install needs-new-torch --constraint /e/c.txt"
     )
+    uv = parse_command(["uv", "pip", "install", "x"])
+    assert safe_commands(uv, changes, before.env, before, None)[1] == (
+        "uv pip install --python /env/bin/python --no-deps x"
+    )
+    conda = parse_command(["mamba", "install", "x"])
+    assert safe_commands(conda, changes, before.env, before, None)[0] == (
+        "mamba install --prefix /env x torch==2.1.0+cu121"
+    )
+    assert allow_command(command, "/my env/bin/python", "a.lock") == (
+        "gpuenv guard --allow --python '/my env/bin/python' --lock a.lock -- "
+        "pip install needs-new-torch"
+    )
+
+
+def test_a_version_without_a_local_label_is_held_exactly() -> None:
+    """Rule: the requirement pin, guard and restore write for a version admits that version and
+    no other build of it: `==2.1.0` would admit `2.1.0+cpu` (PEP 440 ignores a candidate's
+    local label when the specifier has none), and pip prefers it."""
+    from packaging.requirements import Requirement
+
+    for version, other in (("2.1.0", "2.1.0+cpu"), ("2.1.0+cu121", "2.1.0+cpu")):
+        spec = Requirement(pin.pip_requirement("torch", version)).specifier
+        assert spec.contains(version) and not spec.contains(other)
+    assert pin.pip_requirement("torch", "2.1.0") == "torch===2.1.0"
+    assert pin.pip_requirement("x", "1.0-1") == "x===1.0.post1"  # as pip compares it
+    assert pin.pip_requirement("torch", "2.1.0+cu121") == "torch==2.1.0+cu121"
 
 
 # -- restore ----------------------------------------------------------------------------------
@@ -468,9 +514,27 @@ def test_restore_plan_installs_locked_variants_from_their_origin_and_removes_ext
     assert plan.commands[0] == ("/env/bin/python", "-m", "pip", "uninstall", "--yes", "extra")
     install = plan.commands[1]
     assert install[:5] == ("/env/bin/python", "-m", "pip", "install", "--no-deps")
-    assert "torch==2.1.0+cu121" in install and "ftfy==6.1.1" in install
+    assert "torch==2.1.0+cu121" in install and "ftfy===6.1.1" in install
     assert install[install.index("--extra-index-url") + 1].endswith("/whl/cu121")
     assert restore_plan(locked, locked, "/env/bin/python").nothing_to_do
+
+
+def test_restore_keeps_pip_and_finds_nothing_to_do_for_it() -> None:
+    """A lock of an env without pip (made by uv) restored into one with pip: pip stays (restore
+    runs with it), and it is not a difference that could never be put right."""
+    locked = replace(lock(), packages=tuple(p for p in lock().packages if p.name != "pip"))
+    now = replace(locked, packages=(*locked.packages, LockedPackage("pip", "24.0")))
+    plan = restore_plan(locked, now, "/env/bin/python")
+    assert plan.nothing_to_do and plan.commands == ()
+    assert plan.notes == ("pip 24.0 is kept: restore runs with it (the lock has none)",)
+
+
+def test_a_conda_restore_changes_the_env_restored_not_the_one_the_lock_was_made_of() -> None:
+    locked = lock()
+    other = replace(locked, env=replace(locked.env, python="/new/bin/python", prefix="/new"))
+    other = replace(other, conda=())
+    [install] = restore_plan(locked, other, "/new/bin/python").commands[:1]
+    assert install[install.index("--prefix") + 1] == "/new"
 
 
 def test_restore_plan_for_conda_uses_exact_specs() -> None:
@@ -528,11 +592,11 @@ def test_guard_refusal_and_restore_plan_fit_the_terminal(width: int) -> None:
     before = lock()
     planned = compare(before, _with(before, torch="2.3.0+cpu", ftfy="6.2.0"))
     command = parse_command(["pip", "install", "--upgrade", "some-long-package-name", "ftfy"])
-    safe = tuple(safe_commands(command, planned, before, None))
+    safe = tuple(safe_commands(command, planned, before.env, before, None))
     outcome = GuardOutcome(command, before, before, refused=True, planned=planned, safe=safe)
     text = to_text(guard_doc(outcome, verbose=False), Terminal(width=width, colour=False))
     assert "torch 2.1.0+cu121 → 2.3.0+cpu: CUDA build lost" in text
-    _check(text, width, [*safe, "gpuenv guard --allow -- " + command.text])
+    _check(text, width, [*safe, allow_command(command, "/env/bin/python", None)])
     plan = restore_plan(before, _with(before, torch="2.3.0+cpu"), "/env/bin/python")
     text = to_text(restore_doc(plan, "gpuenv.lock", dry_run=True), Terminal(width=width))
     _check(text, width, [" ".join(argv) for argv in plan.commands])
@@ -561,3 +625,76 @@ def test_lock_succeeds_where_the_history_cannot_be_kept(
     written = target.read_text() if isinstance(target, Path) else out
     assert parse_lock(written, "lock").packages
     assert "not kept in the env's history" in err
+
+
+def test_an_installer_failure_is_told_by_its_error_line() -> None:
+    from gpuenv.edges.process import CommandResult
+    from gpuenv.guard.actions import installer_problem
+
+    pip = CommandResult(
+        ("/env/bin/python", "-m", "pip", "install", "x==9"),
+        1,
+        "Looking in links: /opt/wheels\nERROR: Could not find a version that satisfies the "
+        "requirement x==9 (from versions: none)\nERROR: No matching distribution found\n",
+    )
+    assert installer_problem(pip) == (
+        "pip exited with 1: ERROR: Could not find a version that satisfies the requirement "
+        "x==9 (from versions: none)"
+    )
+    uv = CommandResult(
+        ("/bin/uv", "pip", "install"), 2, "Using Python 3.11 environment at: e\nerror: No solution"
+    )
+    assert installer_problem(uv) == "uv exited with 2: error: No solution"
+    quiet = CommandResult(("conda", "install"), 1, "Solving environment\nfailed\n")
+    assert installer_problem(quiet) == "conda exited with 1: failed"
+    assert installer_problem(CommandResult(("pip",), 0)) is None
+
+
+def test_guard_warns_when_its_lock_was_verified_on_another_machine() -> None:
+    from gpuenv.guard.outcomes import GuardOutcome
+    from gpuenv.render.guard import guard_dict, guard_doc
+    from gpuenv.render.terminal import Terminal, to_text
+
+    here = lock()
+    foreign = replace(here, machine=LockMachine("linux", "x86_64", "535.183.01"))
+    command = parse_command(["pip", "install", "ftfy"])
+    outcome = GuardOutcome(command, here, foreign, Preview("pip"), lock_path="old.lock")
+    text = to_text(guard_doc(outcome, verbose=False), Terminal(width=100, colour=False))
+    assert "old.lock was verified on another machine:" in text
+    assert "driver 535.183.01 → none found" in text
+    assert guard_dict(outcome, 0)["machine_changes"] == ["driver 535.183.01 → none found"]
+    same = GuardOutcome(command, here, here, Preview("pip"))
+    assert guard_dict(same, 0)["machine_changes"] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "found"),
+    [
+        (["pip", "install", "--target", "/t", "x"], ("--target", "/t")),
+        (["pip", "install", "--user", "x"], ("--user", None)),
+        (["uv", "pip", "install", "--python=/other/python", "x"], ("--python", "/other/python")),
+        (["uv", "pip", "install", "--system", "x"], ("--system", None)),
+        (["conda", "install", "-n", "other", "x"], ("-n", "other")),
+        (["mamba", "install", "--prefix", "/e", "x"], ("--prefix", "/e")),
+        (["pip", "install", "-U", "--no-deps", "x"], None),
+    ],
+)
+def test_installs_that_name_another_target_are_found(
+    argv: list[str], found: tuple[str, str | None] | None
+) -> None:
+    """guard previews and compares the env of --python: an install aimed elsewhere (another
+    conda env, a --target folder, uv's --system) would be judged against the wrong env."""
+    assert other_target(parse_command(argv)) == found
+
+
+def test_pin_says_when_nothing_in_the_env_reads_it() -> None:
+    """A uv-made env (no pip) outside a uv project: the pip.conf pin writes is read by nothing,
+    and uv reads no settings from an env; pin must say so, not just succeed."""
+    without_pip = replace(lock(), packages=tuple(p for p in lock().packages if p.name != "pip"))
+    pip_files = [pin.FileEdit("/e/pip.conf", None, "x", "pip configuration")]
+    [note] = pin.unheld(without_pip, pip_files)
+    assert "nothing holds it to this pin" in note and "gpuenv guard -- uv pip install" in note
+    with_pip = replace(without_pip, packages=(*without_pip.packages, LockedPackage("pip", "24")))
+    assert pin.unheld(with_pip, pip_files) == ()
+    uv_project = [*pip_files, pin.FileEdit("/p/pyproject.toml", "", "x", "uv constraints")]
+    assert pin.unheld(without_pip, uv_project) == ()

@@ -80,6 +80,7 @@ def test_without_a_build_file_the_cuda_is_that_of_the_ptx_isa(index: WheelServer
     assert (row["sass"], row["ptx"]) == (["10.0a"], ["10.0a", "10.3f"])
     assert row["cuda"] == "13.0"  # nvcc 13.0 wrote PTX ISA 9.0
     assert "PTX ISA 9.0" in row["locator"]
+    assert row["ptx_isa"] == "9.0"  # recorded beside cuda: a clang build writes an older one
 
 
 def test_a_wheel_that_says_nothing_of_its_cuda_gives_no_row(index: WheelServer) -> None:

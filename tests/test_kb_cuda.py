@@ -573,7 +573,8 @@ def test_jetpack_row_and_wheels() -> None:
     assert jetson.jetpack_row(KB, "9.9") is None
     assert len(jetson.torch_wheel_rows(KB, "6.1")) == 2
     assert {tuple(r["torch_versions"]) for r in jetson.torch_wheel_rows(KB, "5.1.2")} == {
-        ("2.1.0",)
+        ("2.1.0",),
+        ("2.1.0a0+41361538.nv23.06",),
     }
     assert jetson.torch_wheel_rows(KB, "4.6") == ()
 
@@ -586,7 +587,8 @@ def test_jetpack_6_2_x_resolves_with_its_stack_and_wheels() -> None:
         assert row["device_ccs"] == ["8.7"]
         wheels = jetson.torch_wheel_rows(KB, text)
         assert [w["where"] for w in wheels] == [
-            "Jetson AI Lab pip index, path /jp6/cu126 (project torch)"
+            "https://developer.download.nvidia.com/compute/redist/jp/v61/pytorch/",
+            "Jetson AI Lab pip index, path /jp6/cu126 (project torch)",
         ]
 
 

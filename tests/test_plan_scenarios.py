@@ -188,9 +188,13 @@ def test_jetson_orin_jetpack6_uses_nvidia_jetson_wheels_never_the_generic_one() 
 
 
 def test_jetpack_without_a_listed_wheel_says_so() -> None:
-    plan = plan_for(Scenario("jp62", ("torch",), jetpack="6.2"))
+    plan = plan_for(Scenario("jp513", ("torch",), jetpack="5.1.3"))
     assert plan.verdict == NO_FIT
     assert "L4T" in plan.unplaced[0].rejected[0].reason
+    thor = plan_for(Scenario("jp70", ("torch",), jetpack="7.0"))
+    assert thor.verdict == NO_FIT
+    reason = thor.unplaced[0].rejected[0].reason
+    assert "SBSA" in reason and "do not run on Jetson" not in reason
 
 
 def test_gpu_less_runner_plans_conda_for_a100_and_driver_535() -> None:

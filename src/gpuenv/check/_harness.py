@@ -31,6 +31,7 @@ Document (check_version 1):
   steps        [{step, device, status: pass|fail|skip, seconds, detail, error}]
   bench        [{name, device, unit: bytes|flop, work, seconds: [per operation], size}]
   problems     [str]: the harness's own troubles
+An exception that escapes the framework's script is the failed step "the check script".
 """
 
 import json
@@ -44,6 +45,7 @@ CHECK_VERSION = 1
 MARKER = "\x1egpuenv-check "
 SCRIPTS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 ERROR_CHARS = 6000  # of a traceback's end kept in a step's error
+SCRIPT_STEP = "the check script"  # the failed step of an exception outside every step
 DETAIL_CHARS = 500
 
 # Known-answer tolerances: the largest error allowed, relative to the largest reference value.
@@ -398,14 +400,27 @@ def parse_options(argv):
     return argv[1], options if isinstance(options, dict) else {}
 
 
+def run_script(harness, framework):
+    """The framework's checks. An exception outside every step (a device that cannot be entered,
+    a bug) ends them: it is a failed step, never a run whose remaining checks silently did not
+    happen."""
+    try:
+        load_script(framework).run(harness)
+    except (Exception, SystemExit) as exc:
+        entry = {"step": SCRIPT_STEP, "device": None, "status": "fail", "seconds": None}
+        entry["detail"] = ("%s: %s; the checks after it did not run" % (type(exc).__name__, exc))[
+            :DETAIL_CHARS
+        ]
+        entry["error"] = short_error(exc)
+        harness.doc["steps"].append(entry)
+        harness.mark("step", entry)
+
+
 def main(argv):
     framework, options = parse_options(argv)
     out = guard_stdout()
     harness = Harness(framework, options)
-    try:
-        load_script(framework).run(harness)
-    except (Exception, SystemExit) as exc:
-        harness.problem("the check script failed: " + short_error(exc))
+    run_script(harness, framework)
     write_all(out, (json.dumps(harness.doc, default=str) + "\n").encode("utf-8", "replace"))
 
 

@@ -96,9 +96,19 @@ def allocate(tf, name):
     return "16 MiB on %s, summed" % where
 
 
-def on(tf, name, f):
+def on(h, tf, name, f):
+    """`f()` under `tf.device(name)`; its result must be on that GPU. TensorFlow places an op it
+    cannot run there (no GPU kernel for the type, a GPU it cannot use) on the CPU without a word
+    (soft placement), and the CPU's answer would pass the known-answer check."""
     with tf.device(name):
-        return f()
+        result = f()
+    placed = str(getattr(result, "device", "") or "")
+    if "GPU" not in placed.upper():
+        raise h.Failed(
+            "TensorFlow ran it on %s, not on %s (soft placement)"
+            % (placed or "an unknown device", name)
+        )
+    return result
 
 
 def error_vs(tf, got, want):
@@ -119,7 +129,7 @@ def matmul(h, tf, name, dtype, kind):
         a = tf.cast(seeded(tf, [MATMUL_N, MATMUL_N], 1), dtype)
         b = tf.cast(seeded(tf, [MATMUL_N, MATMUL_N], 2), dtype)
         want = tf.linalg.matmul(tf.cast(a, tf.float64), tf.cast(b, tf.float64))
-    got = on(tf, name, lambda: tf.linalg.matmul(tf.identity(a), tf.identity(b)))
+    got = on(h, tf, name, lambda: tf.linalg.matmul(tf.identity(a), tf.identity(b)))
     return h.within(error_vs(tf, got, want), kind)
 
 
@@ -143,7 +153,7 @@ def elementwise(h, tf, name):
     with tf.device("/CPU:0"):
         x = tf.linspace(-4.0, 4.0, 1 << 16)
         want = f(tf.cast(x, tf.float64))
-    got = on(tf, name, lambda: f(tf.identity(x)))
+    got = on(h, tf, name, lambda: f(tf.identity(x)))
     return h.within(error_vs(tf, got, want), "elementwise")
 
 
@@ -152,5 +162,5 @@ def conv(h, tf, name):
         x = seeded(tf, [2, 16, 16, 3], 3)  # NHWC
         w = seeded(tf, [3, 3, 3, 4], 4)
         want = tf.nn.conv2d(tf.cast(x, tf.float64), tf.cast(w, tf.float64), 1, "SAME")
-    got = on(tf, name, lambda: tf.nn.conv2d(tf.identity(x), tf.identity(w), 1, "SAME"))
+    got = on(h, tf, name, lambda: tf.nn.conv2d(tf.identity(x), tf.identity(w), 1, "SAME"))
     return h.within(error_vs(tf, got, want), "conv")

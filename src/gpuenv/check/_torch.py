@@ -30,6 +30,8 @@ def run(h):
     if len(indexes) >= 2:
         h.step("peer copies", lambda: peer_copies(torch, indexes))
         h.step("NCCL all-reduce", lambda: nccl_all_reduce(h, torch, indexes))
+    elif h.rehearsal:  # the spawning, rendezvous and clean-up of the all-reduce, on the CPU
+        h.step("all-reduce (gloo rehearsal)", lambda: nccl_all_reduce(h, torch, [0, 0], "gloo"))
     if h.options.get("bench"):
         for index in indexes:
             bench_device(h, torch, index)
@@ -268,15 +270,19 @@ def peer_copies(torch, indexes):
     )
 
 
-def nccl_all_reduce(h, torch, indexes):
-    """One process per GPU (spawned), each adding rank + 1 over NCCL: all must see the sum."""
+def nccl_all_reduce(h, torch, indexes, backend="nccl"):
+    """One process per GPU (spawned), each adding rank + 1 over NCCL: all must see the sum.
+    (`backend` "gloo": the same on the CPU, for the rehearsal.)"""
     if not sys.platform.startswith("linux"):
         raise h.Skip("NCCL runs on Linux only")
     import torch.distributed as dist
 
-    if not (dist.is_available() and dist.is_nccl_available()):
+    if not dist.is_available():
+        raise h.Failed("this torch was built without torch.distributed")
+    if backend == "nccl" and not dist.is_nccl_available():
         raise h.Failed("this torch was built without NCCL (torch.distributed.is_nccl_available())")
     import multiprocessing
+    import shutil
     import tempfile
 
     context = multiprocessing.get_context("spawn")
@@ -287,7 +293,7 @@ def nccl_all_reduce(h, torch, indexes):
     workers = [
         context.Process(
             target=h.call_in_child,
-            args=("torch", "nccl_worker", (rank, world, indexes[rank], init, results)),
+            args=("torch", "nccl_worker", (rank, world, indexes[rank], init, results, backend)),
             daemon=True,
         )
         for rank in range(world)
@@ -297,17 +303,11 @@ def nccl_all_reduce(h, torch, indexes):
     left = h.budget_left()
     wait = 120.0 if left is None else max(5.0, min(120.0, left / 2))
     deadline = time.time() + wait
-    answers = {}
-    while len(answers) < world and time.time() < deadline:
-        try:
-            rank, outcome = results.get(timeout=max(0.1, deadline - time.time()))
-            answers[rank] = outcome
-        except Exception:
-            break
-    for worker in workers:
-        worker.join(timeout=max(0.1, deadline - time.time()))
-        if worker.is_alive():
-            worker.terminate()
+    try:
+        answers = collect(results, workers, deadline)
+    finally:
+        stop(workers, deadline)
+        shutil.rmtree(folder, ignore_errors=True)
     missing = [r for r in range(world) if r not in answers]
     if missing:
         codes = [w.exitcode for w in workers]
@@ -318,18 +318,48 @@ def nccl_all_reduce(h, torch, indexes):
     return "%d processes: every rank saw the sum" % world
 
 
-def nccl_worker(rank, world, index, init, results):
+def collect(results, workers, deadline):
+    """{rank: outcome} as the workers send them, until all have, the deadline, or every worker
+    is gone (one that died without an answer is not waited for)."""
+    answers = {}
+    while len(answers) < len(workers) and time.time() < deadline:
+        try:
+            rank, outcome = results.get(timeout=min(1.0, max(0.1, deadline - time.time())))
+            answers[rank] = outcome
+        except Exception:  # queue.Empty: nothing yet
+            if not any(w.is_alive() for w in workers) and results.empty():
+                break
+    return answers
+
+
+def stop(workers, deadline):
+    """Every worker ended and reaped: joined until the deadline, then terminated, then killed."""
+    for worker in workers:
+        worker.join(timeout=max(0.1, deadline - time.time()))
+        for end in ("terminate", "kill"):  # kill: Python 3.7+
+            if worker.is_alive() and hasattr(worker, end):
+                getattr(worker, end)()
+                worker.join(timeout=5.0)
+
+
+def nccl_worker(rank, world, index, init, results, backend="nccl"):
     """One rank of the all-reduce (in a spawned process): "ok", or what went wrong."""
     try:
         import torch
         import torch.distributed as dist
 
-        torch.cuda.set_device(index)
-        dist.init_process_group("nccl", init_method=init, rank=rank, world_size=world)
+        cuda = backend == "nccl"
+        if cuda:
+            torch.cuda.set_device(index)
+        else:  # the rehearsal's ranks talk over the loopback interface, never the network
+            os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        dist.init_process_group(backend, init_method=init, rank=rank, world_size=world)
         try:
-            t = torch.full((1 << 20,), float(rank + 1), device=torch.device("cuda", index))
+            where = torch.device("cuda", index) if cuda else torch.device("cpu")
+            t = torch.full((1 << 20,), float(rank + 1), device=where)
             dist.all_reduce(t)
-            torch.cuda.synchronize(index)
+            if cuda:
+                torch.cuda.synchronize(index)
             want = world * (world + 1) / 2.0
             low, high = t.min().item(), t.max().item()
             outcome = (

@@ -99,6 +99,9 @@ def read_run(
         return run("stopped", "stopped: gpuenv was interrupted")
     if timed_out:
         limit = f"{timeout:g} s" if timeout is not None else "the time limit"
+        if doc is not None:  # seen with NCCL and CUDA contexts torn down at exit
+            why = f"printed its result, then did not exit within {limit} (a hang on the way out)"
+            return run("timed_out", why + "; killed")
         return run("timed_out", f"did not finish within {limit}{_during(running)}; killed")
     if doc is not None:
         if returncode not in (0, None):

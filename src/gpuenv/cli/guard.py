@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     command = parse_command(words)
     baseline = read_lock(args.lock) if args.lock else None
     relay = output.relay if not args.ui.quiet else (lambda _text: None)
-    outcome = guard(command, args.python, baseline, args.allow, relay, args.timeout)
+    lock_path = str(args.lock) if args.lock else None
+    outcome = guard(command, args.python, baseline, args.allow, relay, args.timeout, lock_path)
     code = EXIT_OK if outcome.ok else EXIT_FINDINGS
     if args.json:
         output.emit_json(guard_dict(outcome, code))

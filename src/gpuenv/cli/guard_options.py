@@ -9,14 +9,12 @@ from gpuenv.cli.options import seconds
 from gpuenv.edges import output
 from gpuenv.errors import GpuenvError
 
+ACTIVE_ENV = "the env's interpreter (default: the active venv/conda env, else python3)"
 
-def env_options(parser: argparse.ArgumentParser) -> None:
+
+def env_options(parser: argparse.ArgumentParser, python_help: str = ACTIVE_ENV) -> None:
     group = parser.add_argument_group("which environment")
-    group.add_argument(
-        "--python",
-        metavar="PATH",
-        help="the env's interpreter (default: the active venv/conda env, else python3)",
-    )
+    group.add_argument("--python", metavar="PATH", help=python_help)
     group.add_argument(
         "--timeout",
         type=seconds,

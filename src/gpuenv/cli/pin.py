@@ -40,13 +40,14 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 def run_pin(args: argparse.Namespace) -> int:
     from gpuenv.guard import actions
+    from gpuenv.guard import pin as pins
     from gpuenv.guard.envs import current, read_lock
 
     state = current(args.python, args.timeout)
     lock = read_lock(args.lock) if args.lock else state.lock
     prefix = actions.env_prefix(state.lock)
     edits = actions.pin_edits(lock, prefix)
-    notes = _machine_notes(args.lock, lock, state.lock)
+    notes = [*_machine_notes(args.lock, lock, state.lock), *pins.unheld(state.lock, edits)]
     if not args.dry_run and edits:
         actions.apply_pin(prefix, edits)
         keep_in_history(lock, "pin", args.ui.quiet)

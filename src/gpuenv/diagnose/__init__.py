@@ -36,7 +36,7 @@ from gpuenv.diagnose.rules_libs import (
     rule_shadowed_libs,
 )
 from gpuenv.diagnose.rules_limits import rule_driver_ceiling, rule_toolkit_driver
-from gpuenv.diagnose.rules_ptx import rule_ptx_jit
+from gpuenv.diagnose.rules_ptx import rule_ptx_jit, rule_runtime_codegen
 from gpuenv.diagnose.stack import build_layers
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
@@ -61,6 +61,7 @@ RULES: tuple[Rule, ...] = (
     rule_jetson_wheel,
     rule_driver_too_old,
     rule_ptx_jit,
+    rule_runtime_codegen,
     rule_arch_unsupported,
     rule_missing_pip_libs,
     rule_shadowed_libs,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from gpuenv.facts import FrameworkBuild, GpuFacts, Observation, Snapshot
 from gpuenv.kb import KnowledgeBase, Row
 from gpuenv.kb.query.cuda import driver_max_cuda
-from gpuenv.kb.query.gpus import gpu_by_name, gpu_by_pci_id
+from gpuenv.kb.query.gpus import gpu_by_name, gpu_by_pci_id, gpu_candidates
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 
 # Failures after which the driver cannot be used at all.
@@ -108,8 +108,15 @@ def _resolve_gpu(kb: KnowledgeBase, gpu: GpuFacts) -> Gpu:
         ComputeCapability.parse(str(row["cc"])) if row else None
     )
     name = gpu.name or (str(row["name"]) if row else f"PCI device {gpu.pci_device_id or '?'}")
-    segment = str(row["segment"]) if row and "segment" in row else None
+    segment = str(row["segment"]) if row and "segment" in row else _family_segment(kb, gpu.name)
     return Gpu(gpu.index, name, cc, segment, gpu.source, row)
+
+
+def _family_segment(kb: KnowledgeBase, name: str | None) -> str | None:
+    """The segment of a name that stands for several models ("H100": PCIe, SXM, NVL) when
+    they all share it."""
+    segments = {r.get("segment") for r in gpu_candidates(kb, name)} if name else set()
+    return str(segments.pop()) if len(segments) == 1 and None not in segments else None
 
 
 def _best(observations: tuple[Observation[str], ...]) -> Observation[str] | None:

@@ -10,7 +10,14 @@ from gpuenv.diagnose.context import Context
 from gpuenv.diagnose.findings import Evidence, Finding, Fix
 from gpuenv.diagnose.fixes import driver_install, quote
 from gpuenv.diagnose.limits import Ceiling, branch_example, driver_ceilings
-from gpuenv.kb.query.cuda import MVC, NATIVE, TOO_OLD, driver_supports_cuda, toolkit_min_driver
+from gpuenv.kb.query.cuda import (
+    MVC,
+    NATIVE,
+    TOO_OLD,
+    driver_supports_cuda,
+    mvc_min_driver,
+    toolkit_min_driver,
+)
 from gpuenv.versions import CudaVersion, DriverVersion
 
 # what a runtime library file is: libcudart.so.13, cudart64_13.dll
@@ -153,10 +160,24 @@ def _runs(ctx: Context, text: str | None) -> bool:
     return driver_supports_cuda(ctx.kb, ctx.driver, cuda, ctx.driver_os).how == NATIVE
 
 
+def _mvc_span(ctx: Context) -> str:
+    """', or any CUDA 12.x under minor-version compatibility' where the driver allows it."""
+    have = ctx.driver_max_cuda
+    if have is None or ctx.driver is None:
+        return ""
+    floor = mvc_min_driver(ctx.kb, have.major, ctx.driver_os)
+    if floor is None or ctx.driver < floor:
+        return ""
+    return (
+        f"; a newer CUDA {have.major}.x runs under minor-version compatibility when it builds "
+        "SASS for the GPU, since this driver cannot JIT its PTX"
+    )
+
+
 def _toolkit_fix(ctx: Context, cuda: CudaVersion, need: DriverVersion | None) -> Fix:
     fitting = [t.path for t in ctx.snapshot.toolkits if t.path and _runs(ctx, t.toolkit_cuda)]
     have = ctx.driver_max_cuda.short if ctx.driver_max_cuda else "the driver's"
-    summary = f"Use a CUDA toolkit the driver runs (CUDA ≤ {have})"
+    summary = f"Use a CUDA toolkit the driver runs (CUDA ≤ {have}{_mvc_span(ctx)})"
     commands: list[str] = []
     if fitting:
         path = fitting[0]

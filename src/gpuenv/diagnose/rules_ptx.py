@@ -12,7 +12,11 @@ from gpuenv.diagnose.fixes import driver_install, newest_fix, same_release_fix
 from gpuenv.diagnose.rules_framework import build_evidence
 from gpuenv.facts import FrameworkBuild
 from gpuenv.kb.query.binaries import PtxNeed, ptx_needs, unmet_ptx_need
-from gpuenv.kb.query.cuda import driver_supports_cuda, toolkit_min_driver
+from gpuenv.kb.query.cuda import driver_supports_cuda, toolkit_min_driver, toolkit_sass_targets
+from gpuenv.kb.query.frameworks import tf_runtime_codegen
+from gpuenv.versions import CudaVersion
+
+SUBJECT = "tensorflow"
 
 
 def rule_ptx_jit(ctx: Context) -> list[Finding]:
@@ -88,4 +92,51 @@ def _fix(ctx: Context, fw: FrameworkBuild, need: PtxNeed) -> Fix:
         summary=upgrade[0].upper() + upgrade[1:] + ".",
         commands=driver_install(ctx, full.branch) if full else (),
         installer="system",
+    )
+
+
+def rule_runtime_codegen(ctx: Context) -> list[Finding]:
+    """TensorFlow compiles kernels at run time for the GPU it finds with the CUDA it was built
+    with (XLA; its MLIR-generated kernels): a GPU that CUDA cannot compile for does not run,
+    whatever PTX the libraries hold and however new the driver (an RTX 5090 under any pip
+    release built with CUDA 12.5 or older)."""
+    findings = []
+    for fw in gpu_builds(ctx):
+        row = tf_runtime_codegen(ctx.kb, fw.version or "") if fw.name == "tensorflow" else None
+        cuda = framework_cuda(fw)
+        if row is None or cuda is None:
+            continue
+        known = {(t.major, t.minor) for t in toolkit_sass_targets(ctx.kb, cuda)}
+        beyond = [g for g in ctx.gpus if g.cc and known and (g.cc.major, g.cc.minor) not in known]
+        if beyond:
+            findings.append(_codegen_finding(ctx, fw, cuda, beyond[0], ctx.kb.cite(SUBJECT, row)))
+    return findings
+
+
+def _codegen_finding(
+    ctx: Context, fw: FrameworkBuild, cuda: CudaVersion, gpu: Gpu, where: str
+) -> Finding:
+    sm = f"sm_{gpu.cc.major}{gpu.cc.minor}" if gpu.cc else "?"
+    return Finding(
+        rule="gpu-newer-than-framework-cuda",
+        cause="gpu_arch_unsupported",
+        severity="error",
+        layer=f"framework:{fw.name}",
+        title=f"{label(fw)} compiles its kernels for {gpu.label} ({sm}) with its own CUDA "
+        f"{cuda.short}, which cannot compile for that GPU",
+        why="TensorFlow compiles kernels at run time for the GPU it finds (XLA, and its "
+        "MLIR-generated kernels) with the CUDA it was built with; for a GPU that CUDA does not "
+        'know, that fails ("PTX version ... does not support target", CUDA_ERROR_INVALID_PTX) '
+        "whatever the driver, and the PTX in its libraries does not help.",
+        evidence=(
+            build_evidence(fw),
+            Evidence("GPU", f"{gpu.name} (cc {gpu.cc})", gpu.source),
+            Evidence("runs kernels compiled with", f"CUDA {cuda.short}", where),
+        ),
+        fix=Fix(
+            summary=f"No TensorFlow release on the package index is built with a CUDA that "
+            f"can compile for {sm}: use a TensorFlow built with a newer CUDA (NVIDIA's NGC "
+            "TensorFlow containers, or a source build), or another GPU.",
+            installer="system",
+        ),
     )

@@ -17,10 +17,11 @@ from gpuenv.guard import pin as pins
 from gpuenv.guard.commands import (
     InstallCommand,
     install_argv,
+    other_target,
     preview_argv,
     safe_commands,
 )
-from gpuenv.guard.compare import compare, critical_changes
+from gpuenv.guard.compare import compare, critical_changes, refused_changes
 from gpuenv.guard.envs import EnvNow, current, remember
 from gpuenv.guard.model import Lock
 from gpuenv.guard.outcomes import GuardOutcome, RestoreOutcome
@@ -31,7 +32,7 @@ from gpuenv.guard.preview import (
     parse_uv_dry_run,
     projected,
 )
-from gpuenv.guard.restore import RestorePlan, restore_plan
+from gpuenv.guard.restore import RestorePlan, differences, restore_plan
 
 INSTALL_TIMEOUT_S = 3600.0
 PREVIEW_TIMEOUT_S = 600.0
@@ -154,6 +155,23 @@ def pinned_constraints(lock: Lock) -> str | None:
     return str(path) if path.is_file() else None
 
 
+# -- running installers ---------------------------------------------------------------------------
+
+_ERROR_LINE = re.compile(r"^(ERROR|error|CRITICAL|critical)\b|^[A-Za-z]+(Error|Exception)\b")
+
+
+def installer_problem(result: process.CommandResult) -> str | None:
+    """Why an installer run failed, in its own words: its first error line, not its first line
+    (pip and uv begin with "Looking in links", "Using Python ... environment")."""
+    if result.returncode in (0, None) or result.not_found or result.error or result.stopped:
+        return result.problem()
+    lines = [ln.strip() for ln in f"{result.stdout}\n{result.stderr}".splitlines() if ln.strip()]
+    said = next((ln for ln in lines if _ERROR_LINE.match(ln)), lines[-1] if lines else "")
+    argv = result.argv
+    name = "pip" if argv[1:3] == ("-m", "pip") else Path(argv[0]).name if argv else "?"
+    return f"{name} exited with {result.returncode}" + (f": {said[:300]}" if said else "")
+
+
 # -- guard --------------------------------------------------------------------------------------
 
 
@@ -207,20 +225,22 @@ def guard(
     allow: bool,
     on_text: Callable[[str], None],
     timeout: float = 10.0,
+    lock_path: str | None = None,
 ) -> GuardOutcome:
     state = current(python, timeout)
     now = state.lock
+    _same_target(command, now)
     base = baseline or now
     planned_env, refusal = preview(command, now, PREVIEW_TIMEOUT_S)
-    outcome = GuardOutcome(command, now, base, planned_env, refusal=refusal)
+    outcome = GuardOutcome(command, now, base, planned_env, refusal=refusal, lock_path=lock_path)
     if planned_env is None:
         conflict = is_conflict(refusal or "")
-        safe = safe_commands(command, (), base, None)[1:] if conflict else []
+        safe = safe_commands(command, (), now.env, base, None)[1:] if conflict else []
         return replace(outcome, refused=True, conflict=conflict, safe=tuple(safe))
     planned = compare(now, projected(now, planned_env))
     outcome = replace(outcome, planned=planned)
-    if critical_changes(planned) and not allow:
-        safe = safe_commands(command, planned, base, pinned_constraints(now))
+    if refused_changes(planned) and not allow:
+        safe = safe_commands(command, planned, now.env, base, pinned_constraints(now))
         return replace(outcome, refused=True, safe=tuple(safe))
     saved = remember(now, "before-guard")
     argv = install_argv(command, now.env.python, now.env.prefix)
@@ -234,11 +254,30 @@ def guard(
         saved=str(saved),
         ran=tuple(argv),
         install_code=result.returncode,
-        install_problem=result.problem(),
+        install_problem=installer_problem(result),
         after=after,
         changed=changed,
         drift=compare(base, after),
         unexpected=unexpected,
+    )
+
+
+def _same_target(command: InstallCommand, now: Lock) -> None:
+    """The install must go into the env guard reads: a preview of another env compared with this
+    one says nothing true (`conda install -n other`, `pip install --target`, `uv --system`)."""
+    found = other_target(command)
+    if found is None:
+        return
+    option, value = found
+    conda_prefix = command.installer == "conda" and option in ("-p", "--prefix")
+    here = now.env.prefix
+    if conda_prefix and value and here and os.path.realpath(value) == os.path.realpath(here):
+        return
+    raise GpuenvError(
+        "bad-argument",
+        f"gpuenv guard installs into the env it reads ({now.env.prefix or now.env.python}); "
+        f"the install names another target with {option}",
+        hints=("name the env with gpuenv guard --python PATH -- ... and leave the option out",),
     )
 
 
@@ -262,8 +301,8 @@ def run_restore(
     results = []
     for argv in plan.commands:
         result = process.run_streaming(argv, timeout=INSTALL_TIMEOUT_S, on_text=on_text)
-        results.append((argv, result.returncode, result.problem()))
+        results.append((argv, result.returncode, installer_problem(result)))
         if not result.ok:
             break
     after = current(python, timeout).lock
-    return RestoreOutcome(plan, tuple(results), compare(after, lock))
+    return RestoreOutcome(plan, tuple(results), differences(after, lock))

@@ -182,3 +182,10 @@ def compare_machines(before: Lock, after: Lock) -> tuple[MachineChange, ...]:
 
 def critical_changes(changes: tuple[Change, ...]) -> tuple[Change, ...]:
     return tuple(c for c in changes if c.critical)
+
+
+def refused_changes(changes: tuple[Change, ...]) -> tuple[Change, ...]:
+    """The changes `gpuenv guard` refuses: a GPU-critical package that is there now would move
+    or go. A new one (the first torch of an env, a CUDA wheel a new package needs) changes
+    nothing that works now: it is shown, not refused."""
+    return tuple(c for c in changes if c.critical and c.kind != "added")

@@ -169,8 +169,16 @@ def history(lock: Lock) -> list[Path]:
     return sorted((p for p in entries if p.name.endswith(".lock")), reverse=True)
 
 
+# Kept to undo a restore, not as a state that worked: `gpuenv diff` right after a restore would
+# list everything the restore put right as changes.
+NOT_A_BASELINE = ("-before-restore.lock",)
+
+
 def last_known(lock: Lock) -> tuple[Lock, Path] | None:
+    """The newest kept lock of the env as it worked (what `gpuenv diff` compares with)."""
     for path in history(lock):
+        if path.name.endswith(NOT_A_BASELINE):
+            continue
         try:
             return read_lock(path), path
         except GpuenvError:

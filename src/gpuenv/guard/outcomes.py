@@ -31,6 +31,7 @@ class GuardOutcome:
     drift: tuple[Change, ...] = ()  # the lock (baseline) -> the env after
     # GPU-critical changes of this install (env before -> after) that the preview did not show
     unexpected: tuple[Change, ...] = ()
+    lock_path: str | None = None  # --lock, as given
 
     @property
     def ok(self) -> bool:

@@ -22,8 +22,10 @@ from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
+from packaging.version import InvalidVersion, Version
+
 from gpuenv.errors import GpuenvError
-from gpuenv.guard.model import Lock
+from gpuenv.guard.model import Lock, local_label
 from gpuenv.kb.toml_writer import toml_value
 
 if sys.version_info >= (3, 11):
@@ -59,7 +61,19 @@ class FileEdit:
 
 
 def pip_requirement(name: str, version: str) -> str:
-    return f"{name}=={version}"
+    """An exact requirement pip and uv hold to: `torch==2.1.0+cu121`, `torch===2.1.0`.
+
+    A version without a local label is written with `===` (PEP 440 arbitrary equality, compared
+    as text): `torch==2.1.0` also admits `2.1.0+cpu`, which pip and uv even prefer (a local
+    version sorts after its public one), so a constraint written that way lets a CPU build
+    replace the CUDA torch of the package index."""
+    if local_label(version):
+        return f"{name}=={version}"
+    try:
+        text = str(Version(version))  # what pip compares with: the normalised version
+    except InvalidVersion:
+        text = version
+    return f"{name}==={text}"
 
 
 def constraints_text(lock: Lock) -> str:
@@ -241,6 +255,21 @@ def conda_pinned_with_specs(before: str | None, lock: Lock) -> str:
     text = before or ""
     lead = "" if not text or text.endswith("\n") else "\n"
     return text + lead + f"{COMMENT}\n" + "".join(f"{spec}\n" for spec in specs)
+
+
+def unheld(env_now: Lock, edits: Sequence[FileEdit]) -> tuple[str, ...]:
+    """What the pin cannot reach in this env, to be said rather than implied: an env without pip
+    (made by uv) outside a uv project gets a pip.conf nothing reads, and uv reads nothing in an
+    env (only a project's pyproject.toml or uv.toml, and the user's own uv.toml)."""
+    if not edits or env_now.package("pip") is not None:
+        return ()
+    if any(e.what in ("uv constraints", "conda pins") for e in edits):
+        return ()
+    return (
+        "this env has no pip and is not part of a uv project: `uv pip install` reads neither "
+        "pip.conf nor anything else in the env, so nothing holds it to this pin; install "
+        "through `gpuenv guard -- uv pip install ...`",
+    )
 
 
 # -- the pin record: what `unpin` puts back -----------------------------------------------------

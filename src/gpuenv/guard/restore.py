@@ -12,7 +12,8 @@ from pathlib import PurePath
 from urllib.parse import unquote, urlparse
 
 from gpuenv.guard.compare import Change, compare
-from gpuenv.guard.model import Lock, LockedConda, LockedPackage
+from gpuenv.guard.model import Lock, LockedConda, LockedPackage, normalize
+from gpuenv.guard.pin import pip_requirement
 
 # Never removed by a restore: the installer running it
 KEEP = frozenset({"pip"})
@@ -29,18 +30,30 @@ class RestorePlan:
         return not self.changes
 
 
+def differences(now: Lock, lock: Lock) -> tuple[Change, ...]:
+    """What a restore changes in the env (`now` -> `lock`), and what still differs after it:
+    everything but the installer it runs with (KEEP), which the lock may lack."""
+    return tuple(
+        c for c in compare(now, lock) if not (c.kind == "removed" and _kept(c.name, c.conda))
+    )
+
+
+def _kept(name: str, conda: bool) -> bool:
+    return not conda and normalize(name) in KEEP
+
+
 def restore_plan(lock: Lock, now: Lock, python: str, uv: str | None = None) -> RestorePlan:
     """`uv`: the uv program to use where the env has no pip (a uv-made venv)."""
-    changes = compare(now, lock)
+    changes = differences(now, lock)
     commands: list[tuple[str, ...]] = []
-    notes: list[str] = []
+    notes: list[str] = [
+        f"{c.name} {c.before} is kept: restore runs with it (the lock has none)"
+        for c in compare(now, lock)
+        if c.kind == "removed" and _kept(c.name, c.conda)
+    ]
     if lock.conda or now.conda:
         commands += _conda_commands(lock, now, changes)
-    remove = sorted(
-        c.name
-        for c in changes
-        if c.kind == "removed" and not c.conda and c.name.lower() not in KEEP
-    )
+    remove = sorted(c.name for c in changes if c.kind == "removed" and not c.conda)
     wanted = [lock.package(c.name) for c in changes if not c.conda and c.kind != "removed"]
     install = [p for p in wanted if p is not None and p.source != "conda"]
     for package in wanted:
@@ -83,7 +96,7 @@ def _requirements(
         if package.source == "url" and package.url:
             requirements.append(f"{package.name} @ {package.url}")
             continue
-        requirements.append(f"{package.name}=={package.version}")
+        requirements.append(pip_requirement(package.name, package.version))
         if package.source == "pytorch-index" and package.url:
             options += ["--extra-index-url", package.url]
         elif package.source == "find-links" and package.url:
@@ -103,7 +116,7 @@ def _file_path(url: str | None) -> str | None:
 
 
 def _conda_commands(lock: Lock, now: Lock, changes: Sequence[Change]) -> list[tuple[str, ...]]:
-    prefix = lock.env.prefix or now.env.prefix or ""
+    prefix = now.env.prefix or lock.env.prefix or ""  # the env restored, wherever the lock was made
     conda_changes = [c for c in changes if c.conda]
     remove = sorted(c.name for c in conda_changes if c.kind == "removed")
     wanted = [_conda_of(lock, c.name) for c in conda_changes if c.kind != "removed"]

@@ -239,7 +239,8 @@ def _row(
     problems: Sequence[str],
     today: date,
 ) -> dict[str, Any]:
-    cuda, how = _cuda(plan, build, sorted(isa, key=_isa_key))
+    isa_sorted = sorted(isa, key=_isa_key)
+    cuda, how = _cuda(plan, build, isa_sorted)
     members = [m for m, _ in plan.members]
     row: dict[str, Any] = {
         "package": plan.package,
@@ -249,6 +250,7 @@ def _row(
         "cuda": cuda,
         "sass": [cc for cc in _ccs(sass) if cc in _declared(build, _ccs(sass))],
         "ptx": _ccs(ptx),
+        **({"ptx_isa": isa_sorted[-1]} if isa_sorted else {}),
         "wheel": plan.wheel.filename,
         "libraries": members,
         "source": SOURCE_ID,
@@ -256,7 +258,7 @@ def _row(
         "verified": today.isoformat(),
         "status": "observed",
     }
-    notes = _declared_note(build, _ccs(sass)) + _isa_note(cuda, sorted(isa, key=_isa_key))
+    notes = _declared_note(build, _ccs(sass)) + _isa_note(cuda, isa_sorted)
     if problems:
         notes.append("the fatbin reader reported: " + "; ".join(problems)[:400])
     if notes:

@@ -20,6 +20,7 @@ from gpuenv.kb.query.cuda import (
     driver_jits_ptx,
     mvc_min_driver,
     toolkit_min_driver,
+    toolkit_sass_targets,
 )
 from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection, SourceBuild
 from gpuenv.plan.request import Want
@@ -44,6 +45,12 @@ class Candidate:
     ptx_cuda: CudaVersion | None = None  # the toolkit that built its PTX; None: its `cuda`
     min_cc: ComputeCapability | None = None  # lowest GPU it supports, when only that is known
     strict_arch: bool = False  # reject when the arch list is unknown (torch: lists are curated)
+    # reject when the arch list is unknown and the driver could not JIT the build's PTX (a
+    # framework that reaches new GPUs through PTX: TensorFlow)
+    strict_ptx: bool = False
+    # compiles kernels at run time for the GPU it finds with its own CUDA (TensorFlow's XLA and
+    # MLIR-generated kernels): a GPU that CUDA cannot compile for does not run, PTX or not
+    compiles_for_gpu: bool = False
     python_tags: tuple[str, ...] | None = None  # "cp311", "py3", "cp39-abi3"; None: unknown
     python_range: tuple[str | None, str | None] = (None, None)  # ("3.9", "3.12") inclusive
     platforms: tuple[str, ...] | None = None  # None: unknown
@@ -236,6 +243,9 @@ def _ptx_jit(candidate: Candidate, target: Target) -> list[Rejection]:
     version compatibility does not cover it (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)."""
     if target.jetson:
         return []
+    unknown = _unknown_code(candidate, target)
+    if unknown:
+        return unknown
     for need in ptx_reach(candidate, target):
         if jits_ptx(target, need.cuda) is not False:
             continue
@@ -250,6 +260,25 @@ def _ptx_jit(candidate: Candidate, target: Target) -> list[Rejection]:
         )
         return [candidate.reject("driver", reason, str(full) if full else "")]
     return []
+
+
+def _unknown_code(candidate: Candidate, target: Target) -> list[Rejection]:
+    """A build whose GPU code is unknown cannot be cleared where the driver runs its CUDA only
+    under minor-version compatibility: a GPU it reaches only through PTX would not run, and
+    nothing says which GPUs that is."""
+    cuda = candidate.cuda
+    if not candidate.strict_ptx or candidate.sass is not None or cuda is None:
+        return []
+    if not target.gpus or jits_ptx(target, cuda) is not False:
+        return []
+    full = toolkit_min_driver(target.kb, cuda, target.driver_os)
+    have = target.driver_max_cuda.short if target.driver_max_cuda else "an older CUDA"
+    reason = (
+        f"its GPU code is not in the knowledge base, and driver {target.driver} (CUDA {have}) "
+        f"runs CUDA {cuda.short} only under minor-version compatibility, which does not cover "
+        "PTX: a GPU it reaches only through PTX would not run"
+    )
+    return [candidate.reject("driver", reason, str(full) if full else "")]
 
 
 def jits_ptx(target: Target, cuda: CudaVersion) -> bool | None:
@@ -276,12 +305,25 @@ def _arch(candidate: Candidate, target: Target) -> list[Rejection]:
     for gpu in target.gpus:
         if gpu.cc is None:
             continue
-        reason = _arch_reason(candidate, gpu.cc)
+        reason = _codegen_reason(candidate, target, gpu.cc) or _arch_reason(candidate, gpu.cc)
         if reason:
             return [
                 candidate.reject("arch", f"{reason} {gpu.name} (sm_{gpu.cc.major}{gpu.cc.minor})")
             ]
     return []
+
+
+def _codegen_reason(candidate: Candidate, target: Target, cc: ComputeCapability) -> str | None:
+    cuda = candidate.cuda
+    if not candidate.compiles_for_gpu or cuda is None:
+        return None
+    known = {(t.major, t.minor) for t in toolkit_sass_targets(target.kb, cuda)}
+    if not known or (cc.major, cc.minor) in known:
+        return None
+    return (
+        f"compiles its kernels at run time for the GPU it finds with its own CUDA {cuda.short}, "
+        "which cannot compile for"
+    )
 
 
 def _arch_reason(candidate: Candidate, cc: ComputeCapability) -> str | None:

@@ -80,11 +80,20 @@ def _no_build(target: Target, framework: str, jetpack: Row) -> Candidate:
         build="jetson",
         cuda=CudaVersion.parse(str(jetpack["cuda"])),
     )
-    return candidate.blocked_by(
-        "jetson",
-        f"no NVIDIA {framework} wheel for JetPack {jetpack['jetpack']} is in the knowledge base, "
-        "and the generic aarch64 wheels do not run on Jetson; NVIDIA's L4T containers carry one",
-    )
+    release = str(jetpack["jetpack"])
+    if framework == "torch" and release.split(".")[0].isdigit() and int(release[0]) >= 7:
+        why = (
+            f"no NVIDIA torch wheel for JetPack {release} is in the knowledge base; JetPack 7 "
+            "uses server-style (SBSA) packaging, and PyTorch's own aarch64 CUDA 13 wheels list "
+            "Thor (sm_110) in PyTorch's CUDA support matrix, but gpuenv does not plan them for "
+            "Jetson yet; NVIDIA's containers carry one"
+        )
+    else:
+        why = (
+            f"no NVIDIA {framework} wheel for JetPack {release} is in the knowledge base, and the "
+            "generic aarch64 wheels do not run on Jetson; NVIDIA's L4T containers carry one"
+        )
+    return candidate.blocked_by("jetson", why)
 
 
 def jetson_companions(target: Target, companion: str, torch: Candidate) -> Sequence[Candidate]:

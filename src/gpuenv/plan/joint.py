@@ -106,7 +106,27 @@ def pair_conflict(a: Candidate, b: Candidate) -> str | None:
             f"built for CUDA {a.cuda.major} while {b.label} is built for CUDA {b.cuda.major}; "
             "one environment loads one CUDA major's cuDNN and cuBLAS"
         )
-    return _pin_conflict(a, b)
+    return _cudnn_conflict(a, b) or _pin_conflict(a, b)
+
+
+def _cudnn_conflict(a: Candidate, b: Candidate) -> str | None:
+    """Two GPU builds of one CUDA major that need different cuDNN majors: the process loads one
+    libcudnn's symbols (ONNX Runtime 1.18.0 for CUDA 11.8 needs cuDNN 8, torch 2.4+ brings 9:
+    'Compatible with PyTorch <= 2.3.1 for CUDA 11.8')."""
+    mine, theirs = _cudnn_major(a), _cudnn_major(b)
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    return (
+        f"needs cuDNN {mine} while {b.label} needs cuDNN {theirs}; one process loads one "
+        "cuDNN's symbols"
+    )
+
+
+def _cudnn_major(candidate: Candidate) -> int | None:
+    if candidate.cuda is None or not candidate.cudnn:
+        return None
+    head = str(candidate.cudnn).split(".")[0]
+    return int(head) if head.isdigit() else None
 
 
 def checked_pins(candidate: Candidate) -> tuple[str, ...]:

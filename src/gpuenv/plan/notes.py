@@ -3,12 +3,12 @@ minor-version compatibility or by JIT-compiling PTX, the lowest driver every bui
 
 from __future__ import annotations
 
-from gpuenv.kb.query.cuda import MVC, coverage
-from gpuenv.plan.model import Plan
+from gpuenv.kb.query.cuda import MVC, coverage, toolkit_sass_targets
+from gpuenv.plan.model import PackageChoice, Plan
 from gpuenv.plan.request import Request
 from gpuenv.plan.target import Target
 from gpuenv.plan.wheels import version_key
-from gpuenv.versions import ComputeCapability, DriverVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 
 
 def plan_min_driver(plan: Plan) -> str | None:
@@ -82,6 +82,7 @@ def _build_notes(plan: Plan, target: Target) -> list[str]:
                 "its own CUDA release)." + _unknown_code(package.sass, target)
             )
         out += _ptx_notes(package.name, package.version, package.sass, package.ptx, target)
+        out += _newer_gpu_notes(package, target)
         out += [f"{package.name}: needs {need}" for need in package.system_needs]
     return out
 
@@ -97,6 +98,25 @@ def _unknown_code(sass: tuple[str, ...], target: Target) -> str:
         "this driver cannot JIT-compile it (`gpuenv doctor` on the machine reads the installed "
         "libraries)."
     )
+
+
+def _newer_gpu_notes(package: PackageChoice, target: Target) -> list[str]:
+    """A build whose GPU code is unknown, on a GPU its CUDA cannot compile for: it has no SASS
+    for that GPU and runs there only if it carries PTX, which nothing checked."""
+    cuda = CudaVersion.parse(package.cuda) if package.cuda else None
+    if package.sass or cuda is None or package.driver_how is None:
+        return []
+    known = {(t.major, t.minor) for t in toolkit_sass_targets(target.kb, cuda)}
+    for gpu in target.gpus:
+        cc = gpu.cc
+        if cc is None or not known or (cc.major, cc.minor) in known:
+            continue
+        return [
+            f"{package.name} {package.version} is built with CUDA {cuda.short}, which cannot "
+            f"compile for {gpu.name} (sm_{cc.major}{cc.minor}), and its GPU code is not in the "
+            "knowledge base: it runs there only if it carries PTX (JIT-compiled at start-up)."
+        ]
+    return []
 
 
 def _ptx_notes(

@@ -92,7 +92,7 @@ def _ort_cpu(version: str) -> Candidate:
 
 
 def _ort_gpu(target: Target, version: str, row: Row | None, wheel: Row) -> Candidate:
-    cuda = _ort_cuda(row)
+    cuda = _built_with(_ort_cuda(row), wheel)
     pins = wheels.pins(wheel)
     cudnn = str(row["cudnn"]) if row and row.get("cudnn") else None
     candidate = Candidate(
@@ -113,6 +113,16 @@ def _ort_gpu(target: Target, version: str, row: Row | None, wheel: Row) -> Candi
     if cuda is None:
         return candidate.blocked_by("unknown", "its CUDA build is not in the knowledge base")
     return with_build_code(candidate, target, ["onnxruntime-gpu"])
+
+
+def _built_with(major: CudaVersion | None, wheel: Row) -> CudaVersion | None:
+    """The CUDA the wheel was built with (its build file, e.g. 12.8 for 1.26.0) where it is of
+    the release's CUDA major: the driver then runs it natively or only under minor-version
+    compatibility, which decides whether its PTX can be JIT-compiled."""
+    built = CudaVersion.parse(str(wheel["build_cuda"])) if wheel.get("build_cuda") else None
+    if major is None or built is None or built.major != major.major:
+        return major
+    return built
 
 
 def _ort_cuda(row: Row | None) -> CudaVersion | None:

@@ -97,6 +97,10 @@ def make_plan(
     return replace(plan, notes=notes)
 
 
+# rules an extension fails on the machine itself, whichever torch it were built against
+_MACHINE_RULES = frozenset({"arch", "platform", "gpu"})
+
+
 def _with_source_builds(
     target: Target, wanted: Mapping[str, Want], judged: Mapping[str, _Judged]
 ) -> tuple[tuple[EnvPlan, ...], tuple[Unplaced, ...], tuple[Tradeoff, ...], tuple[str, ...]]:
@@ -104,7 +108,7 @@ def _with_source_builds(
     envs, unplaced, costs, unchecked = _place(built, wanted, judged)
     torch = judged.get("torch")
     first = {"torch": torch.fitting[0]} if torch and torch.fitting else None
-    out = []
+    out, hopeless = [], []
     for lost in unplaced:
         if lost.package in EXTENSIONS and first is not None:
             # say why the extension itself does not fit (its GPUs, its platform), not only that
@@ -114,8 +118,15 @@ def _with_source_builds(
             )
             reasons = tuple(r for rs in own.rejected.values() for r in rs)
             lost = Unplaced(lost.package, reasons or lost.rejected)
+            if reasons and all(r.rule in _MACHINE_RULES for r in reasons):
+                hopeless.append(lost)  # flash-attn on a T4: no torch would change that
         out.append(lost)
-    return envs, tuple(out), costs, unchecked
+    if not hopeless:
+        return envs, tuple(out), costs, unchecked
+    # plan the rest as if the extension had not been asked for, and say why it is left out
+    rest = {f: w for f, w in wanted.items() if f not in {u.package for u in hopeless}}
+    envs, unplaced, costs, unchecked = _place(built, rest, judged)
+    return envs, (*unplaced, *hopeless), costs, unchecked
 
 
 def _with_djl(plan: Plan, target: Target, wants: Sequence[Want]) -> Plan:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpuenv.kb import Row
-from gpuenv.kb.query.frameworks import tf_release
+from gpuenv.kb.query.frameworks import tf_release, tf_runtime_codegen
 from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate
 from gpuenv.plan.floors import cudnn_family, cudnn_pins, toolkit_floor, with_build_code
@@ -83,6 +83,8 @@ def _gpu_build(
         pins_known=bool(wheel and wheel.get("pins")) or not and_cuda,
         kb_pins=cudnn_pins(target, cuda, cudnn_family(cudnn)) if and_cuda else (),
         min_cc=toolkit_floor(target, cuda),
+        strict_ptx=True,
+        compiles_for_gpu=tf_runtime_codegen(target.kb, version) is not None,
         system_needs=() if and_cuda else _system(cuda, cudnn),
         why=_why(version, and_cuda, cuda),
     )

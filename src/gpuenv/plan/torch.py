@@ -137,6 +137,7 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
     # before 1.11 PyTorch published the variant wheels on one page of links, not on indexes
     find_links = torch_find_links(target.kb, version, variant)
     index_url = None if find_links else torch_index_url(target.kb, variant)
+    cudnn = _variant_cudnn(row, variant) if cuda else None
     candidate = Candidate(
         framework="torch",
         name="torch",
@@ -148,9 +149,14 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
         sass=sass,
         ptx=ptx,
         ptx_cuda=ptx_cuda,
+        cudnn=cudnn,
         python_range=_python_range(row),
         platforms=platforms,
         pins_known=cuda is None,
+        # Linux wheels pin NVIDIA's cuDNN wheel; Windows wheels carry the DLLs themselves
+        kb_pins=cudnn_pins(target, cuda, f"=={cudnn}" if cudnn else None)
+        if target.platform.startswith("linux")
+        else (),
         strict_arch=True,
         why=f"PyTorch's {variant} build of torch {version} ({_describe(variant)})",
     )
@@ -159,6 +165,13 @@ def _index_build(target: Target, version: str, variant: str, row: Row | None) ->
             "unknown", f"PyTorch's {variant} index is not in the knowledge base"
         )
     return candidate
+
+
+def _variant_cudnn(row: Row | None, variant: str) -> str | None:
+    """The cuDNN PyTorch's `variant` build of this line pins (RELEASE.md's matrix)."""
+    table = row.get("variant_cudnn") if row else None
+    found = table.get(variant) if isinstance(table, dict) else None
+    return str(found) if found else None
 
 
 def _python_range(row: Row | None) -> tuple[str | None, str | None]:

@@ -7,7 +7,8 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from gpuenv.guard.compare import Change, MachineChange
+from gpuenv.guard.commands import allow_command
+from gpuenv.guard.compare import Change, MachineChange, compare_machines
 from gpuenv.guard.model import Lock
 from gpuenv.guard.outcomes import GuardOutcome, RestoreOutcome
 from gpuenv.guard.pin import FileEdit
@@ -26,6 +27,8 @@ def change_lines(changes: Sequence[Change], limit: int | None = None) -> Doc:
     for change in shown:
         style = "error" if change.critical else "muted"
         mark = "✗ " if change.critical else "- "
+        if change.critical and change.kind == "added":  # new: nothing that works has moved
+            style, mark = "warning", "+ "
         doc.append(
             line((mark, style), (change.title, None if change.critical else "muted"), indent=2)
         )
@@ -158,8 +161,16 @@ def diff_doc(
 # -- guard ---------------------------------------------------------------------------------------
 
 
+def _foreign(outcome: GuardOutcome) -> tuple[MachineChange, ...]:
+    """How the machine differs from the one --lock was verified on (nothing without --lock)."""
+    if outcome.baseline is outcome.before:
+        return ()
+    return compare_machines(outcome.baseline, outcome.before)
+
+
 def guard_doc(outcome: GuardOutcome, verbose: bool) -> Doc:
     doc: Doc = [line(("gpuenv guard", "heading"), " " + outcome.command.text), blank()]
+    doc += machine_lines(_foreign(outcome), outcome.lock_path or "the lock")
     if outcome.refusal:
         why = "refuses the install:" if outcome.conflict else "could not preview the install:"
         doc.append(line(("✗ ", "error"), f"{outcome.command.installer} {why}"))
@@ -186,7 +197,7 @@ def guard_doc(outcome: GuardOutcome, verbose: bool) -> Doc:
             doc += [blank(), line("Instead, keep the GPU packages where they are:")]
             doc += [command(text, indent=2) for text in outcome.safe]
         if not outcome.refusal:
-            allow = "gpuenv guard --allow -- " + outcome.command.text
+            allow = allow_command(outcome.command, outcome.before.env.python, outcome.lock_path)
             doc += [blank(), line("Or go on anyway:"), command(allow, indent=2)]
         return doc
     doc += [blank(), line(("ran: ", "muted"), " ".join(outcome.ran))]
@@ -198,14 +209,15 @@ def guard_doc(outcome: GuardOutcome, verbose: bool) -> Doc:
         doc.append(line(("✗ ", "error"), "GPU-critical changes the preview did not show:"))
         doc += change_lines(outcome.unexpected)
     else:
-        allowed = [c for c in outcome.changed if c.critical]
-        told = (
-            f"{len(allowed)} GPU-critical change(s), as previewed and allowed."
-            if allowed
-            else "no GPU-critical package changed."
-        )
+        critical = [c for c in outcome.changed if c.critical]
+        if any(c.kind != "added" for c in critical):
+            told = f"{len(critical)} GPU-critical change(s), as previewed and allowed (--allow)."
+        elif critical:
+            told = f"{len(critical)} new GPU-critical package(s), as previewed."
+        else:
+            told = "no GPU-critical package changed."
         doc.append(line(("✓ ", "ok"), "Checked after the install: " + told))
-        doc += change_lines(allowed)
+        doc += change_lines(critical)
     drift = [c for c in outcome.drift if c.critical]
     if outcome.baseline is not outcome.before and drift:
         doc += [blank(), line(("! ", "warning"), "Against the lock, GPU-critical changes:")]
@@ -242,14 +254,17 @@ def guard_dict(outcome: GuardOutcome, code: int) -> dict[str, Any]:
         "changes": [change_dict(c) for c in outcome.changed],
         "changes_since_lock": [change_dict(c) for c in outcome.drift],
         "unexpected": [change_dict(c) for c in outcome.unexpected],
+        "machine_changes": [m.what for m in _foreign(outcome)],
     }
 
 
 # -- restore -------------------------------------------------------------------------------------
 
 
-def restore_doc(plan: RestorePlan, lock_name: str, dry_run: bool) -> Doc:
-    doc: Doc = [line(("gpuenv restore", "heading"), f" {lock_name}"), blank()]
+def restore_doc(plan: RestorePlan, lock_name: str, dry_run: bool, env: str = "") -> Doc:
+    doc: Doc = [line(("gpuenv restore", "heading"), f" {lock_name}")]
+    doc += [line(("env: ", "muted"), env)] if env else []
+    doc.append(blank())
     if plan.nothing_to_do:
         doc.append(line(("✓ ", "ok"), "The env already matches the lock."))
         return doc
@@ -274,9 +289,9 @@ def restore_result_lines(
     results: Sequence[tuple[Sequence[str], int | None, str | None]], left: Sequence[Change]
 ) -> Doc:
     doc: Doc = [blank()]
-    for argv, _code, problem in results:
+    for _argv, _code, problem in results:
         if problem:
-            doc.append(line(("✗ ", "error"), f"{argv[0]} … failed: {problem}"))
+            doc.append(line(("✗ ", "error"), f"failed: {problem}"))
     if left:
         doc.append(line(("✗ ", "error"), "Still different from the lock:"))
         doc += change_lines(left)
@@ -291,10 +306,12 @@ def restore_dict(
     machine: Sequence[MachineChange],
     code: int,
     dry_run: bool,
+    python: str | None = None,
 ) -> dict[str, Any]:
     return {
         "schema": "gpuenv-restore/1",
         "exit_code": code,
+        "python": python,
         "dry_run": dry_run,
         "changes": [change_dict(c) for c in plan.changes],
         "commands": [list(argv) for argv in plan.commands],

@@ -2,7 +2,9 @@
 by JIT-compiling PTX, and the CUDA toolkit that PTX was built with.
 
 binaries.toml (read from the released wheels' own `.nv_fatbin` sections) answers first; the
-curated torch arch lists (torch.toml [[arch_list]]) second. Pure; None when neither knows.
+curated torch arch lists (torch.toml [[arch_list]]) second; the architectures a release's own build
+file declares (wheels.toml `build_archs`/`build_cuda`, TensorFlow's build_info.py) third. Pure;
+None when none knows.
 """
 
 from __future__ import annotations
@@ -14,12 +16,15 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.kb.model import KnowledgeBase, Row
-from gpuenv.kb.query.cuda import Coverage, coverage, driver_jits_ptx
+from gpuenv.kb.query.cuda import Coverage, coverage, driver_jits_ptx, ptx_isa_cuda
 from gpuenv.kb.query.torch import torch_arch_row, torch_default_variant
 from gpuenv.versions import ComputeCapability, CudaVersion
 
 SUBJECT = "binaries"
+WHEELS = "wheels"
 INDEX = "index"  # the variant name of the package index's own build
+# build_archs describe the build the build file belongs to: the Linux x86_64 wheel's
+DECLARED_PLATFORM = "linux-x86_64"
 
 
 @dataclass(frozen=True)
@@ -28,9 +33,11 @@ class BuildCode:
 
     sass: frozenset[ComputeCapability]
     ptx: frozenset[ComputeCapability]
-    cuda: CudaVersion | None  # the toolkit: PTX JIT needs a driver of at least this CUDA
+    # the CUDA release PTX JIT needs of the driver: the toolkit that built the code (or the
+    # release of the PTX ISA read from the wheel, where newer)
+    cuda: CudaVersion | None
     ptx_known: bool  # False: the source lists no PTX without saying there is none
-    subject: str  # the KB file the row is in: "binaries" | "torch"
+    subject: str  # the KB file the row is in: "binaries" | "torch" | "wheels"
     row: Row = field(compare=False)
 
     def reach(self, gpu: ComputeCapability) -> Coverage:
@@ -89,14 +96,58 @@ def build_code(
         return BuildCode(
             sass=_ccs(row["sass"]),
             ptx=_ccs(row["ptx"]),
-            cuda=CudaVersion.parse(str(row["cuda"])),
+            cuda=_read_ptx_cuda(kb, row),
             ptx_known=True,
             subject=SUBJECT,
             row=row,
         )
     if canonicalize_name(package) == "torch":
         return _torch_code(kb, version, variant, platform)
+    if variant == INDEX and platform == DECLARED_PLATFORM:
+        return _declared_code(kb, package, version)
     return None
+
+
+def _read_ptx_cuda(kb: KnowledgeBase, row: Row) -> CudaVersion | None:
+    """The CUDA a driver needs to JIT the build's PTX: the build's toolkit, or the release of
+    the `.nv_fatbin` PTX's ISA where that is newer. Never the ISA where it is older: a build
+    compiled with clang (TensorFlow) writes an older ISA there, while the PTX it makes outside
+    `.nv_fatbin` (its MLIR-generated kernels, loaded with cuModuleLoadData) follows its CUDA."""
+    built = CudaVersion.parse(str(row["cuda"]))
+    isa = row.get("ptx_isa")
+    read = ptx_isa_cuda(kb, str(isa)) if isa else None
+    known = [c for c in (built, read) if c is not None]
+    return max(known, key=lambda c: (c.major, c.minor)) if known else None
+
+
+def _declared_code(kb: KnowledgeBase, package: str, version: str) -> BuildCode | None:
+    """What the release's build file declares (wheels.toml build_archs): 'sm_80' is SASS only,
+    'compute_90' PTX only (TensorFlow's TF_CUDA_COMPUTE_CAPABILITIES convention); the PTX's
+    toolkit is the build's CUDA, an upper bound on its ISA."""
+    wanted = _public(version)
+    name = canonicalize_name(package)
+    row = next(
+        (
+            r
+            for r in kb.rows(WHEELS, "release")
+            if canonicalize_name(str(r["package"])) == name
+            and _public(str(r["version"])) == wanted
+            and r.get("build_archs")
+        ),
+        None,
+    )
+    if row is None or wanted is None:
+        return None
+    archs = [str(a) for a in row["build_archs"]]
+    cuda = row.get("build_cuda") or row.get("cuda")
+    return BuildCode(
+        sass=_ccs(a for a in archs if a.startswith("sm_")),
+        ptx=_ccs(a for a in archs if a.startswith("compute_")),
+        cuda=CudaVersion.parse(str(cuda)) if cuda else None,
+        ptx_known=True,
+        subject=WHEELS,
+        row=row,
+    )
 
 
 def binding_code(

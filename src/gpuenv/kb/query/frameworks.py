@@ -89,6 +89,19 @@ def tf_native_windows_gpu(kb: KnowledgeBase, tf_version: str) -> bool | None:
     return last is not None and line <= last
 
 
+def tf_runtime_codegen(kb: KnowledgeBase, tf_version: str) -> Row | None:
+    """The row saying this TensorFlow line compiles its kernels at run time for the GPU it finds
+    with its own CUDA (so a GPU that CUDA cannot compile for does not run), or None."""
+    line = minor_line(tf_version)
+    if line is None:
+        return None
+    for row in kb.rows("tensorflow", "runtime_codegen"):
+        first = release_tuple(row["tensorflow_min"])
+        if first is not None and line >= first:
+            return row
+    return None
+
+
 # JAX ----------------------------------------------------------------------------------------
 
 

@@ -20,6 +20,11 @@ TABLES: dict[str, TableSpec] = {
             "cuda": f("version"),
             "sass": f("list[cc]"),  # native code, ascending: "8.0", "9.0a", "10.0f"
             "ptx": f("list[cc]"),  # PTX targets: run on newer GPUs through the driver's JIT
+            # the newest PTX ISA version among the .nv_fatbin PTX entries ("8.1"): older than
+            # `cuda`'s own ISA where the build's compiler is clang (TensorFlow); PTX JIT is still
+            # judged against `cuda`, since such a build also carries PTX outside .nv_fatbin (its
+            # MLIR-generated kernels) written for its CUDA
+            "ptx_isa": f("version", required=False),
             "wheel": f("str"),  # the wheel file the lists were read from
             "libraries": f("list[str]", required=False),  # members of the wheel that were read
         },

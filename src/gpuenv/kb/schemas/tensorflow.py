@@ -19,6 +19,12 @@ TABLES: dict[str, TableSpec] = {
         key=("tensorflow", "platform"),
         description="Tested build configurations (GPU) from the TensorFlow install docs.",
     ),
+    "runtime_codegen": TableSpec(
+        fields={"tensorflow_min": f("version")},
+        key=("tensorflow_min",),
+        description="TensorFlow lines that compile kernels at run time for the GPU they find "
+        "with their own CUDA: a GPU that CUDA cannot compile for does not run.",
+    ),
     "windows_gpu": TableSpec(
         fields={"last_native": f("version")},
         key=("last_native",),

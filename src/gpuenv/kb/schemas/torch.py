@@ -22,6 +22,9 @@ TABLES: dict[str, TableSpec] = {
             "pypi_windows": f("str"),
             "pypi_macos": f("str"),
             "cudnn": f("version", required=False),  # cuDNN the package-index wheel pins
+            # cuDNN each CUDA variant on PyTorch's indexes pins ({cu126 = "9.10.2.21"}), from
+            # RELEASE.md's Release Compatibility Matrix ("CUDA 12.6 (CUDNN 9.10.2.21)")
+            "variant_cudnn": f("table", required=False),
             "torchvision": f("version"),  # minor line
             "torchaudio": f("version", required=False),  # minor line
         },
