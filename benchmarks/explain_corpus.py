@@ -3,6 +3,7 @@ top-1 cause accuracy on error cases, and the share of expected facts read from p
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -48,6 +49,34 @@ CUDA_OF_KIND = {
 def rows(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+HALVES = ("tune", "check")
+
+
+def half_of(items: Iterable[dict[str, Any]], key: str) -> dict[str, str]:
+    """The split of a corpus into a tune half (patterns are studied on it) and a check half (it
+    only measures whether they generalise): within each group (a case's `cause`, a paste's
+    `kind`), rows ordered by the SHA-256 of their `id` go alternately to tune and check. The
+    same rows always land in the same half; each cause is split evenly."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for item in items:
+        groups[str(item[key])].append(str(item["id"]))
+    out = {}
+    for ids in groups.values():
+        ordered = sorted(ids, key=lambda i: hashlib.sha256(i.encode("utf-8")).hexdigest())
+        out.update({i: HALVES[n % 2] for n, i in enumerate(ordered)})
+    return out
+
+
+def split(items: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    """{"tune": [...], "check": [...], "all": items} by half_of."""
+    which = half_of(items, key)
+    out: dict[str, list[dict[str, Any]]] = {h: [] for h in HALVES}
+    for item in items:
+        out[which[str(item["id"])]].append(item)
+    out["all"] = items
+    return out
 
 
 @dataclass

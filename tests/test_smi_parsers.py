@@ -18,9 +18,9 @@ from gpuenv.parse.smi import (
     parse_module_version,
     parse_proc_driver_version,
     parse_smi_header,
-    parse_smi_q,
     parse_smi_query_csv,
 )
+from gpuenv.parse.smi_q import parse_smi_list, parse_smi_q
 from tests.conftest import SHARED
 
 CORPUS = SHARED / "corpus" / "pasted-reports.dev.jsonl"
@@ -329,6 +329,34 @@ def test_query_error_state() -> None:
     assert parsed.gpus == () and parsed.problem is None
 
 
+def test_query_rows_a_script_printed_as_a_python_list() -> None:
+    """gpu-utils-style scripts print the command and then `['row', '']`: the items are rows."""
+    text = (
+        "/usr/bin/nvidia-smi -i 0a:00.0 --query-gpu=memory.total,vbios_version,driver_version,"
+        "name,gpu_uuid --format=csv,noheader,nounits\n"
+        "nsmi_items: [2]\n"
+        "['7979, 90.04.23.00.5F, 440.64, GeForce RTX 2080, GPU-22b2c6ac-2d49', '']\n"
+    )
+    parsed = parse_smi_query_csv(text)
+    assert [(g.name, g.memory_mib, g.vbios_version, g.driver_version) for g in parsed.gpus] == [
+        ("GeForce RTX 2080", 7979, "90.04.23.00.5F", "440.64")
+    ]
+    assert parsed.format == "csv,noheader,nounits"
+
+
+def test_list_lines_and_a_cut_one() -> None:
+    text = (
+        "$ nvidia-smi -L\n"
+        "GPU 0: NVIDIA TITAN V (UUID: GPU-b5169cef-2205-c30e-f2b3-220cfa14bafd)\n"
+        "GPU 1: NVIDIA RTX 5880 Ada Generation (UUID: GPU-7518f6b0-991f-ce2b-3d37\n"
+    )
+    assert [(g.index, g.name, g.uuid) for g in parse_smi_list(text)] == [
+        (0, "NVIDIA TITAN V", "GPU-b5169cef-2205-c30e-f2b3-220cfa14bafd"),
+        (1, "NVIDIA RTX 5880 Ada Generation", "GPU-7518f6b0-991f-ce2b-3d37"),
+    ]
+    assert parse_smi_list("GPU 0: NVIDIA GeForce RTX 3090\n") == ()  # collect_env, not -L
+
+
 def test_query_without_known_fields() -> None:
     assert parse_smi_query_csv("0, a, b\n").problem == "the queried fields are not known"
 
@@ -394,6 +422,54 @@ def test_q_nested_sections() -> None:
         "00000000:19:00.0",
     )
     assert parsed.problem is None
+
+
+Q_XML = """<?xml version="1.0" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">
+<nvidia_smi_log>
+\t<timestamp>Mon Aug  7 11:10:06 2023</timestamp>
+\t<driver_version>535.86.05</driver_version>
+\t<cuda_version>12.2</cuda_version>
+\t<attached_gpus>2</attached_gpus>
+\t<gpu id="00000000:84:00.0">
+\t\t<product_name>NVIDIA GeForce RTX 4090</product_name>
+\t\t<mig_mode>
+\t\t\t<current_mig>N/A</current_mig>
+\t\t</mig_mode>
+\t\t<uuid>GPU-e189fb8d-1627-f8f0-2ba3-c0585a8e9e85</uuid>
+\t\t<vbios_version>95.02.18.80.5F</vbios_version>
+\t\t<fb_memory_usage>
+\t\t\t<total>24564 MiB</total>
+\t\t\t<used>1 MiB</used>
+\t\t</fb_memory_usage>
+\t</gpu>
+\t<gpu id="00000000:85:00.0">
+\t\t<product_name>NVIDIA A100-SXM4-80GB</product_name>
+\t\t<mig_mode>
+\t\t\t<current_mig>Enabled</current_mig>
+"""
+
+
+def test_q_xml_and_a_cut_one() -> None:
+    parsed = parse_smi_q(Q_XML)
+    assert (parsed.driver_version, parsed.driver_max_cuda, parsed.attached_gpus) == (
+        "535.86.05",
+        "12.2",
+        2,
+    )
+    first, second = parsed.gpus
+    assert (first.name, first.bus_id, first.uuid, first.memory_mib, first.vbios_version) == (
+        "NVIDIA GeForce RTX 4090",
+        "00000000:84:00.0",
+        "GPU-e189fb8d-1627-f8f0-2ba3-c0585a8e9e85",
+        24564,
+        "95.02.18.80.5F",
+    )
+    assert (second.name, second.mig_mode, second.memory_mib) == (
+        "NVIDIA A100-SXM4-80GB",
+        "Enabled",
+        None,
+    )
 
 
 def test_q_error_instead_of_log() -> None:

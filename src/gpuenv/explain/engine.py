@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from gpuenv.diagnose.findings import Finding
 from gpuenv.explain.fix import make_fix
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
+from gpuenv.explain.needles import compile_needles, locate
 from gpuenv.explain.rank import counting, rank
-from gpuenv.explain.reports import read_reports
+from gpuenv.explain.reports import LANDMARKS, read_reports
 from gpuenv.explain.scan import Hit, scan
 from gpuenv.explain.snapshot import (
     assume_platform,
@@ -20,7 +21,7 @@ from gpuenv.explain.snapshot import (
 from gpuenv.explain.text import Text, prepare
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
-from gpuenv.kb.patterns import patterns
+from gpuenv.kb.patterns import compiled, patterns
 
 _RAW = 300
 
@@ -28,8 +29,11 @@ _RAW = 300
 def read_facts(text: Text, kb: KnowledgeBase) -> tuple[list[Fact], list[Hit], list[str]]:
     """The facts of a text (pasted outputs and what the patterns read), its pattern hits, and
     the kinds of output found."""
-    hits = scan(text, patterns(kb))
-    found, kinds = read_reports(text)
+    compiled_patterns = patterns(kb)
+    needles = compile_needles(tuple(n for p in compiled_patterns for n in p.needles) + LANDMARKS)
+    located = locate(text.lower, needles)
+    hits = scan(text, compiled_patterns, located)
+    found, kinds = read_reports(text, located)
     for hit in hits:
         line, raw, reader = hit.line + 1, hit.text[:_RAW], f"pattern:{hit.pattern.id}"
         found += [Fact(name, value, line, raw, reader) for name, value in hit.groups]
@@ -44,8 +48,7 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     snapshot = assume_platform(fill_from(pasted, local) if local is not None else pasted)
     snapshot = infer_driver(snapshot, kb)
     findings = _findings(snapshot, kb)
-    known = {f.name for f in facts} | _known(snapshot)
-    counted = counting(hits, known)
+    counted = counting(hits, fact_values(facts, snapshot), compiled(kb).rules)
     ranked = rank(counted, findings)
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
@@ -59,14 +62,7 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
         facts=tuple(all_facts),
         findings=tuple(findings),
         fix=fix,
-        hints=tuple(
-            dict.fromkeys(
-                h
-                for hit in counted
-                if top and hit.pattern.cause == top.cause
-                for h in hit.pattern.hints
-            )
-        ),
+        hints=_hints(counted, top, kb),
         reports=tuple(kinds),
         lines=len(text.lines),
         notes=_notes(snapshot, local is not None),
@@ -79,20 +75,40 @@ def _findings(snapshot: Snapshot, kb: KnowledgeBase) -> list[Finding]:
     return [f for f in diagnose(snapshot, kb).findings if f.severity != "info"]
 
 
-def _known(snapshot: Snapshot) -> set[str]:
-    known = set()
-    if snapshot.gpus:
-        known.add("gpu")
-    if snapshot.host.container.value:
-        known.add("container")
-    return known
+def fact_values(facts: Sequence[Fact], snapshot: Snapshot) -> dict[str, set[str]]:
+    """The values of each fact (lower-case) that rules and conditions look at: those of the
+    text, and the machine's (pasted or this one) where the snapshot knows them."""
+    values: dict[str, set[str]] = {}
+    for fact in facts:
+        values.setdefault(fact.name, set()).add(fact.value.lower())
+    host = snapshot.host
+    for name in ("os", "arch", "container"):
+        obs = getattr(host, name)
+        if obs.value and obs.source != "assumed":
+            values.setdefault(name, set()).add(str(obs.value).lower())
+    if host.wsl.value:
+        values.setdefault("wsl", set()).add("true")
+    for gpu in snapshot.gpus:
+        values.setdefault("gpu", set()).add((gpu.name or "?").lower())
+    return values
+
+
+def _hints(hits: Sequence[Hit], top: Candidate | None, kb: KnowledgeBase) -> tuple[str, ...]:
+    if top is None:
+        return ()
+    rules = {r.id: r for group in compiled(kb).rules.values() for r in group}
+    found: list[str] = []
+    for hit in hits:
+        if hit.cause == top.cause:
+            rule = rules.get(hit.rule or "")
+            found += rule.hints if rule and rule.hints else hit.pattern.hints
+    return tuple(dict.fromkeys(found))
 
 
 def _evidence(hits: Sequence[Hit], top: Candidate | None) -> tuple[Evidence, ...]:
-    ordered = sorted(hits, key=lambda h: (not top or h.pattern.cause != top.cause, h.line))
+    ordered = sorted(hits, key=lambda h: (not top or h.cause != top.cause, h.line))
     return tuple(
-        Evidence(h.line + 1, h.text[:_RAW], h.pattern.id, h.pattern.cause, h.pattern.title)
-        for h in ordered
+        Evidence(h.line + 1, h.text[:_RAW], h.pattern.id, h.cause, h.title, h.rule) for h in ordered
     )
 
 
@@ -101,9 +117,9 @@ def _summary(
 ) -> str:
     if top is None:
         return f"No known failure message found in the text ({lines} line(s))."
-    hit = next((h for h in hits if h.pattern.cause == top.cause), None)
+    hit = next((h for h in hits if h.cause == top.cause), None)
     if hit is not None:
-        return f"{top.cause}: {hit.pattern.title} (line {hit.line + 1})"
+        return f"{top.cause}: {hit.title} (line {hit.line + 1})"
     finding = next(f for f in findings if f.cause == top.cause)
     return f"{top.cause}: {finding.title}"
 

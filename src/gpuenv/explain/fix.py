@@ -38,9 +38,7 @@ def make_fix(
     if built is not None:
         return built
     # two lines that match one pattern give its hints twice: each is said once
-    hints = list(
-        dict.fromkeys(h for hit in hits if hit.pattern.cause == cause for h in hit.pattern.hints)
-    )
+    hints = list(dict.fromkeys(h for hit in hits if hit.cause == cause for h in hit.pattern.hints))
     return Fix(summary=hints[0], notes=tuple(hints[1:])) if hints else None
 
 

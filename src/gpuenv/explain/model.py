@@ -34,8 +34,9 @@ class Evidence:
     line: int  # 1-based
     text: str
     pattern: str  # the pattern id
-    cause: str | None
+    cause: str | None  # the cause it votes for
     title: str
+    rule: str | None = None  # the rule of the knowledge base that gave that cause, if one did
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,50 @@
 """Which cause the evidence points to: every recognised message votes for its cause with its
-weight (combined as independent signs: 1 - Π(1 - w)), the doctor's findings on the reporter's
-facts vote too, and the causes are ranked by the result."""
+weight (or, where a rule of the knowledge base says the facts around it change what it means,
+for the rule's cause), votes are combined as independent signs (1 - Π(1 - w)), the doctor's
+findings on the reporter's facts vote too, and the causes are ranked by the result."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gpuenv.diagnose.findings import Finding
 from gpuenv.explain.model import Candidate
 from gpuenv.explain.scan import Hit
+from gpuenv.kb.patterns import Rule
 
 FINDING_WEIGHT = {"error": 0.5, "warning": 0.25}
 MIN_CONFIDENCE = 0.15  # causes below this are not shown as alternatives
 
 
-def counting(hits: Iterable[Hit], known: set[str]) -> list[Hit]:
-    """The hits whose required facts are known."""
-    return [h for h in hits if h.pattern.cause and set(h.pattern.requires) <= known]
+def counting(
+    hits: Iterable[Hit],
+    facts: Mapping[str, set[str]],
+    rules: Mapping[str, Sequence[Rule]],
+) -> list[Hit]:
+    """The hits that vote (a cause, and the pattern's conditions hold), each with the cause of
+    the most specific rule whose conditions the facts meet, else its pattern's."""
+    out = []
+    for hit in hits:
+        if not all(c.holds(facts) for c in hit.pattern.requires):
+            continue
+        rule = next((r for r in rules.get(hit.pattern.id, ()) if r.applies(facts)), None)
+        if rule is not None:
+            hit = dataclasses.replace(
+                hit, cause=rule.cause, weight=rule.weight, rule=rule.id, rule_title=rule.title
+            )
+        if hit.cause:
+            out.append(hit)
+    return out
 
 
 def rank(hits: Sequence[Hit], findings: Sequence[Finding]) -> list[Candidate]:
     weights: dict[str, dict[str, float]] = defaultdict(dict)
     for hit in hits:
-        cause = hit.pattern.cause
-        if cause:
-            weights[cause][hit.pattern.id] = hit.pattern.weight
+        if hit.cause:
+            votes = weights[hit.cause]
+            votes[hit.pattern.id] = max(votes.get(hit.pattern.id, 0.0), hit.weight)
     rules: dict[str, list[str]] = defaultdict(list)
     for finding in findings:
         weight = FINDING_WEIGHT.get(finding.severity)

@@ -6,42 +6,61 @@ its landmark, so a huge text costs no more than its landmarks."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from gpuenv.explain.model import Fact
 from gpuenv.explain.text import Text
 from gpuenv.parse import collect_env, conda, containers, frameworks, pip
 from gpuenv.parse.jetson import parse_jetson_release, parse_nv_tegra_release
 from gpuenv.parse.nvcc import parse_nvcc_output
-from gpuenv.parse.smi import find_smi_errors, parse_smi_header, parse_smi_q, parse_smi_query_csv
+from gpuenv.parse.smi import (
+    find_smi_errors,
+    parse_smi_header,
+    parse_smi_query_csv,
+)
+from gpuenv.parse.smi_q import parse_smi_list, parse_smi_q
 
 MAX_LANDMARKS = 20  # occurrences of one landmark read (a log repeating a report)
 _CONDA_NAMES = re.compile(
-    r"^(pytorch|pytorch-cuda|cudatoolkit|cuda-version|cuda-nvcc|cudnn|nccl|tensorflow(?:-gpu)?|"
+    r"^(pytorch|pytorch-cuda|cudatoolkit|cuda-version|cuda-nvcc|cuda-cudart|cuda-runtime|cudnn|nccl|"
+    r"tensorflow(?:-gpu)?|"
     r"jaxlib|jax|cupy|cpuonly|pytorch-mutex|python)$"
 )
 Reader = Callable[[Text, int], list[Fact]]
 
 
-def read_reports(text: Text) -> tuple[list[Fact], list[str]]:
-    """Every fact the pasted outputs hold, and which kinds of output were found."""
+LANDMARKS: tuple[str, ...]  # every landmark of READERS (defined below)
+
+
+def read_reports(text: Text, located: Mapping[str, list[int]]) -> tuple[list[Fact], list[str]]:
+    """Every fact the pasted outputs hold, and which kinds of output were found; `located` holds
+    the offsets of the LANDMARKS (needles.locate)."""
     facts: list[Fact] = []
     kinds: list[str] = []
     for kind, landmarks, reader in READERS:
-        found = [f for line in _landmark_lines(text, landmarks) for f in reader(text, line)]
+        found: list[Fact] = []
+        read_to = -1  # a landmark inside a report already read is not read again
+        for line in _landmark_lines(text, landmarks, located):
+            if line <= read_to:
+                continue
+            new = reader(text, line)
+            read_to = max([line] + [f.line - 1 for f in new if f.line])
+            found += new
         if found:
             kinds.append(kind)
             facts.extend(found)
     return facts, kinds
 
 
-def _landmark_lines(text: Text, landmarks: Iterable[str]) -> list[int]:
+def _landmark_lines(
+    text: Text, landmarks: Iterable[str], located: Mapping[str, list[int]]
+) -> list[int]:
     lines: set[int] = set()
     for landmark in landmarks:
-        at = text.lower.find(landmark)
-        while at >= 0 and len(lines) < MAX_LANDMARKS:
+        for at in located.get(landmark, ()):
+            if len(lines) >= MAX_LANDMARKS:
+                break
             lines.add(text.line_of(at))
-            at = text.lower.find(landmark, at + len(landmark))
     return sorted(lines)
 
 
@@ -63,8 +82,12 @@ def _fact(
     if value is None or value == "":
         return None
     shown = str(value)
-    showing = [n for n, ln in enumerate(lines) if shown.lower() in ln.lower()]
-    at = showing[min(nth, len(showing) - 1)] if showing else 0
+    lower, at, seen = shown.lower(), 0, 0
+    for n, line in enumerate(lines):  # the nth line that shows it, else the last one that does
+        if lower in line.lower():
+            at, seen = n, seen + 1
+            if seen > nth:
+                break
     extra = tuple((k, str(v)) for k, v in details.items() if v is not None)
     return Fact(
         name,
@@ -111,7 +134,7 @@ def _collect_env(text: Text, line: int) -> list[Fact]:
     if available is not None:
         found.append(_fact("cuda_available", str(available).lower(), start, lines, r))
     found += [
-        _fact("gpu", name, start, lines, r, report.gpus[:n].count(name))
+        _fact("gpu", name, start, lines, r, report.gpus[:n].count(name), index=n)
         for n, name in enumerate(report.gpus)
     ]
     if (
@@ -197,6 +220,14 @@ def _smi_query(text: Text, line: int) -> list[Fact]:
     return _keep(found)
 
 
+def _smi_list(text: Text, line: int) -> list[Fact]:
+    start, lines = _window(text, line, 0, 0)
+    r = "nvidia-smi -L"
+    return _keep(
+        _fact("gpu", g.name, start, lines, r, uuid=g.uuid) for g in parse_smi_list(lines[0])
+    )
+
+
 def _smi_q(text: Text, line: int) -> list[Fact]:
     start, lines = _window(text, line, 12, 600)
     details = parse_smi_q("\n".join(lines))
@@ -269,6 +300,8 @@ def _conda_list(text: Text, line: int) -> list[Fact]:
             )
         elif row.name == "python":
             found.append(_fact("python_version", row.version, start, lines, "conda list"))
+        elif row.name in ("cuda-cudart", "cudatoolkit", "cuda-runtime"):
+            found.append(_fact("cuda_runtime", row.version, start, lines, "conda list"))
         found.append(
             _fact(
                 "package", f"{row.name}=={row.version}", start, lines, "conda list", build=row.build
@@ -321,15 +354,19 @@ def _jax(text: Text, line: int) -> list[Fact]:
     if report is None:
         return []
     r = "jax.print_environment_info"
-    return _keep(
-        [
-            _fact("jax_version", report.jax_version, start, lines, r),
-            _fact("jaxlib_version", report.jaxlib_version, start, lines, r),
-            _fact("python_version", report.python_version, start, lines, r),
-            _fact("jax_backend", report.backend, start, lines, r),
-            _fact("framework", "jax", start, lines, r),
+    found = [
+        _fact("jax_version", report.jax_version, start, lines, r),
+        _fact("jaxlib_version", report.jaxlib_version, start, lines, r),
+        _fact("python_version", report.python_version, start, lines, r),
+        _fact("jax_backend", report.backend, start, lines, r),
+        _fact("framework", "jax", start, lines, r),
+    ]
+    if report.backend == "gpu" and report.device_kind:
+        found += [
+            _fact("gpu", report.device_kind, start, lines, r, index=n)
+            for n in range(report.device_count or 1)
         ]
-    )
+    return _keep(found)
 
 
 # -- Jetson, containers -------------------------------------------------------------------------
@@ -374,7 +411,11 @@ def _container_info(text: Text, line: int) -> list[Fact]:
 
 
 READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
-    ("collect_env", ("collecting environment information", "pytorch version:"), _collect_env),
+    (
+        "collect_env",
+        ("collecting environment information", "pytorch version:", "cuda available:"),
+        _collect_env,
+    ),
     ("nvidia-smi", ("driver version:",), _smi_table),
     (
         "nvidia-smi error",
@@ -389,10 +430,15 @@ READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
         _smi_errors,
     ),
     ("nvidia-smi --query-gpu", ("--query-gpu=",), _smi_query),
-    ("nvidia-smi -q", ("attached gpus",), _smi_q),
+    ("nvidia-smi -q", ("attached gpus", "nvsmi log", "<nvidia_smi_log"), _smi_q),
+    ("nvidia-smi -L", ("(uuid: gpu-",), _smi_list),
     ("nvcc --version", ("cuda compilation tools",), _nvcc),
     ("conda info", ("virtual packages :", "conda version :"), _conda_info),
-    ("conda list", ("# packages in environment at", "conda list", "[conda] "), _conda_list),
+    (
+        "conda list",
+        ("# packages in environment at", "conda list", "[conda] ", " conda-forge", " pypi_0"),
+        _conda_list,
+    ),
     ("pip", ("pip list", "pip freeze", "successfully installed", "[pip3] ", "[pip] "), _pip),
     (
         "tensorflow",
@@ -401,6 +447,8 @@ READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
             "dso_loader",
             "skipping registering gpu devices",
             "created device /job",
+            "with properties:",
+            "couldn't open cuda library",
         ),
         _tensorflow,
     ),
@@ -409,3 +457,4 @@ READERS: tuple[tuple[str, tuple[str, ...], Reader], ...] = (
     ("jetson_release", ("l4t ",), _jetson_release),
     ("nvidia-container-cli info", ("nvrm version:", "default runtime:"), _container_info),
 )
+LANDMARKS = tuple(dict.fromkeys(landmark for _, marks, _ in READERS for landmark in marks))

@@ -1,17 +1,16 @@
-"""Find the patterns of the knowledge base in a text: each pattern's literal words are looked
-for in the whole text first (a fast substring search), and the regex runs only on the lines
-that hold one, at most MAX_LINE characters around the word. A 10 MB log is scanned in well
-under a second; a line of a megabyte costs no more than its neighbourhood."""
+"""Find the patterns of the knowledge base in a text: the literal words of every pattern are
+located in one pass (gpuenv.explain.needles), and a pattern's regex runs only on the lines that
+hold one of its words, at most MAX_LINE characters around the word. A 10 MB log is scanned in
+well under a second; a line of a megabyte costs no more than its neighbourhood."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from gpuenv.explain.text import Text
 from gpuenv.kb.patterns import MAX_LINE, WINDOW_LINES, Pattern
 
-MAX_HITS = 2000  # occurrences of one literal looked at (later ones are ignored)
 MAX_MATCHES = 20  # lines one pattern is reported on
 
 
@@ -23,34 +22,41 @@ class Hit:
     line: int  # 0-based
     text: str  # the line (cut), as evidence
     groups: tuple[tuple[str, str], ...]
+    cause: str | None = None  # what it votes for: the pattern's cause, or a rule's
+    weight: float = 0.0
+    rule: str | None = None  # the rule that gave the cause, if one did
+    rule_title: str | None = None
+
+    @property
+    def title(self) -> str:
+        """What the line means: the rule's title when a rule re-ranked it, else the pattern's."""
+        return self.rule_title or self.pattern.title
 
 
-def scan(text: Text, patterns: Iterable[Pattern]) -> list[Hit]:
+def scan(text: Text, patterns: Iterable[Pattern], located: Mapping[str, list[int]]) -> list[Hit]:
+    """The hits of the patterns; `located` holds the offsets of their needles (needles.locate)."""
     hits: list[Hit] = []
     for pattern in patterns:
         seen: set[int] = set()
-        for line, offset in _candidates(text, pattern.needles):
+        matches = 0
+        for line, offset in _candidates(text, pattern.needles, located):
             if line in seen:
                 continue
             seen.add(line)
             found = _search(text, pattern, line, offset)
             if found is not None:
                 hits.append(found)
-                if sum(h.pattern is pattern for h in hits) >= MAX_MATCHES:
+                matches += 1
+                if matches >= MAX_MATCHES:
                     break
     return sorted(hits, key=lambda h: h.line)
 
 
-def _candidates(text: Text, needles: tuple[str, ...]) -> list[tuple[int, int]]:
-    """(line, offset) of each occurrence of a needle, first MAX_HITS of each, in text order."""
-    found: list[tuple[int, int]] = []
-    for needle in needles:
-        at, count = text.lower.find(needle), 0
-        while at >= 0 and count < MAX_HITS:
-            found.append((text.line_of(at), at))
-            at = text.lower.find(needle, at + len(needle))
-            count += 1
-    return sorted(found)
+def _candidates(
+    text: Text, needles: tuple[str, ...], located: Mapping[str, list[int]]
+) -> list[tuple[int, int]]:
+    """(line, offset) of each occurrence of a needle, in text order."""
+    return sorted((text.line_of(at), at) for n in needles for at in located.get(n, ()))
 
 
 def _search(text: Text, pattern: Pattern, line: int, offset: int) -> Hit | None:
@@ -60,7 +66,8 @@ def _search(text: Text, pattern: Pattern, line: int, offset: int) -> Hit | None:
         if match is not None:
             groups = tuple((k, v.strip()) for k, v in match.groupdict().items() if v)
             evidence = subject[max(0, match.start() - 80) : match.end() + 80].strip()
-            return Hit(pattern, first + subject[: match.start()].count("\n"), evidence, groups)
+            at = first + subject[: match.start()].count("\n")
+            return Hit(pattern, at, evidence, groups, pattern.cause, pattern.weight)
     return None
 
 

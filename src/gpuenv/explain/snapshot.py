@@ -32,10 +32,12 @@ PASTED = "pasted"
 _GPU_READERS = (
     "nvidia-smi -q",
     "nvidia-smi --query-gpu",
+    "nvidia-smi -L",
     "nvidia-smi",
     "collect_env",
     "nvidia-container-cli info",
     "tensorflow",
+    "jax.print_environment_info",
 )
 
 
@@ -47,7 +49,9 @@ def normalise(facts: Iterable[Fact]) -> list[Fact]:
     for fact in facts:
         for item in _derived(fact):
             # GPUs repeat (four of the same card); the same line read twice does not
-            key = (item.name, item.value) + ((item.reader, item.line) if item.name == "gpu" else ())
+            key = (item.name, item.value) + (
+                (item.reader, item.line, item.details) if item.name == "gpu" else ()
+            )
             if key not in seen:
                 seen.add(key)
                 out.append(item)
@@ -64,6 +68,10 @@ def _derived(fact: Fact) -> list[Fact]:
                 fact, name="driver_max_cuda", value=f"{code // 1000}.{code % 1000 // 10}"
             ),
         ]
+    if fact.name == "torch_version":
+        label = re.search(r"\+cu(\d{1,2})(\d)$", value)
+        cuda = f"{label.group(1)}.{label.group(2)}" if label else None
+        return [fact] + ([dataclasses.replace(fact, name="torch_cuda", value=cuda)] if cuda else [])
     if fact.name == "sm":
         match = re.fullmatch(r"sm_(\d+)(\d)", value)
         return (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -15,9 +16,12 @@ _ANSI = re.compile(
     r"\x1b\[[0-9;:?<=>]*[ -/]*[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# "> " of e-mail and Markdown quotes (nested), the backticks of inline code and fences
-_QUOTE = re.compile(r"^[ \t]{0,3}(?:>[ \t]?)+", re.MULTILINE)
-_TICKS = re.compile(r"^[ \t]*`{1,3}(?:[A-Za-z0-9_+-]{1,20}[ \t]*$)?|`{1,3}[ \t]*$", re.MULTILINE)
+# "> " of e-mail and Markdown quotes (nested) at a line's start, and the backticks of inline code
+# and fences at a line's start or end (with a fence's language tag when alone on its line); run
+# only on the lines that hold a ">" or a backtick.
+_QUOTE = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
+_TICKS_START = re.compile(r"[ \t]*`{1,3}(?:[A-Za-z0-9_+-]{1,20}[ \t]*$)?")
+_TICKS_END = re.compile(r"`{1,3}[ \t]*$")
 
 
 def decode(data: bytes) -> str:
@@ -34,12 +38,35 @@ def decode(data: bytes) -> str:
 
 
 def plain(text: str) -> str:
-    """The text without colour codes, control characters, quote marks and code fences."""
-    text = _ANSI.sub("", text)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub("", text)
-    text = _QUOTE.sub("", text)
-    return _TICKS.sub("", text)
+    """The text without colour codes, control characters, quote marks and code fences. Each
+    clean-up runs only when its character is in the text, and quote marks and backticks are
+    looked at only on the lines that hold them, so a plain log costs a few scans."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _CONTROL.search(text):
+        text = _CONTROL.sub("", text)
+    quoted, ticked = ">" in text, "`" in text
+    if quoted or ticked:
+        lines = text.split("\n")
+        marked = {n for n, line in enumerate(lines) if ">" in line} if quoted else set()
+        if ticked:
+            marked.update(n for n, line in enumerate(lines) if "`" in line)
+        for n in marked:
+            lines[n] = _unmark(lines[n])
+        text = "\n".join(lines)
+    return text
+
+
+def _unmark(line: str) -> str:
+    quote = _QUOTE.match(line)
+    line = line[quote.end() :] if quote else line
+    if "`" in line:
+        start = _TICKS_START.match(line)
+        line = line[start.end() :] if start else line
+        line = _TICKS_END.sub("", line)
+    return line
 
 
 @dataclass(frozen=True)
@@ -59,14 +86,12 @@ class Text:
 def prepare(text: str) -> Text:
     cleaned = plain(text)
     lines = cleaned.split("\n")
-    starts, at = [], 0
-    for line in lines:
-        starts.append(at)
-        at += len(line) + 1
+    widths = map((1).__add__, map(len, lines[:-1]))  # each line and its newline
+    starts = tuple(itertools.accumulate(widths, initial=0))
     lower = cleaned.lower()
     if len(lower) != len(cleaned):  # a few characters lower-case to two ("İ"): keep offsets
         lower = cleaned.translate(_ASCII_LOWER)
-    return Text(cleaned, lower, tuple(lines), tuple(starts))
+    return Text(cleaned, lower, tuple(lines), starts)
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}

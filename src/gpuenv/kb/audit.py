@@ -363,6 +363,8 @@ def check_patterns(kb: KnowledgeBase) -> list[AuditProblem] | str:
         slow_on_adversarial_lines,
     )
 
+    compiled: dict[str, Any] = {}
+
     rows = kb.rows("patterns", "pattern")
     if not rows:
         return "patterns.toml [[pattern]] is absent"
@@ -379,6 +381,8 @@ def check_patterns(kb: KnowledgeBase) -> list[AuditProblem] | str:
         where = f"id={row.get('id')}"
         ids.add(str(row.get("id")))
         pattern, found = compile_row(row)
+        if pattern is not None:
+            compiled[pattern.id] = pattern
         for message in found:
             problem(where, message, "pattern compiles and is safe")
         if pattern is None or any("backtrack" in message for message in found):
@@ -398,6 +402,7 @@ def check_patterns(kb: KnowledgeBase) -> list[AuditProblem] | str:
             problem(
                 where, f"took {took:.2f} s on adversarial lines", "pattern compiles and is safe"
             )
+    problems += _check_rules(kb, compiled)
     for name in sorted(set(examples) - ids):
         problems.append(
             _problem(
@@ -411,11 +416,31 @@ def check_patterns(kb: KnowledgeBase) -> list[AuditProblem] | str:
     return problems
 
 
+def _check_rules(kb: KnowledgeBase, patterns: dict[str, Any]) -> list[AuditProblem]:
+    """Every rule names patterns that exist and facts that exist, has a cause of the
+    vocabulary, and its example holds a message of one of its patterns."""
+    from gpuenv.kb.patterns import compile_rule, match_example
+
+    problems = []
+    for row in kb.rows("patterns", "rule"):
+        where = f"id={row.get('id')}"
+        rule, found = compile_rule(row, patterns)
+        found += [] if 0.0 < rule.weight <= 1.0 else [f"weight {rule.weight} is not in (0, 1]"]
+        named = [patterns[p] for p in rule.patterns if p in patterns]
+        if named and not any(match_example(p, rule.example) for p in named):
+            found.append("its example holds no message of its patterns")
+        problems += [
+            _problem("patterns.toml", "rule", where, message, "rules name real patterns and facts")
+            for message in found
+        ]
+    return problems
+
+
 CHECKS: Sequence[tuple[str, Check]] = (
     ("driver minimum never falls as CUDA rises", check_driver_minimums),
     ("max CUDA never falls as the branch rises", check_branch_max_cuda),
     ("every GPU cc belongs to an architecture", check_gpu_architectures),
     ("torchvision pairing agrees with the index", check_torchvision_pairing),
     ("torch CUDA and cuDNN agree with the index", check_torch_cuda),
-    ("explain's patterns compile, are safe and match their examples", check_patterns),
+    ("explain's patterns and rules compile, are safe and match their examples", check_patterns),
 )

@@ -8,10 +8,11 @@ from __future__ import annotations
 import importlib
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gpuenv.diagnose.findings import CAUSES
 from gpuenv.kb.facts_vocabulary import FACTS
 from gpuenv.kb.loader import KnowledgeBase, Row
 
@@ -31,6 +32,82 @@ except ImportError:  # pragma: no cover - Python 3.9/3.10
 
 
 @dataclass(frozen=True)
+class Condition:
+    """A condition on the facts of a text: `name` (known), `name=a|b` (one of these values),
+    `!name`, `!name=a` (not so)."""
+
+    name: str
+    values: tuple[str, ...] = ()  # lower-case; empty: any value
+    negated: bool = False
+
+    def holds(self, facts: Mapping[str, set[str]]) -> bool:
+        known = facts.get(self.name, set())
+        found = bool(known & set(self.values)) if self.values else bool(known)
+        return found != self.negated
+
+
+def parse_condition(text: str, problems: list[str]) -> Condition | None:
+    negated = text.startswith("!")
+    name, _, values = text.lstrip("!").partition("=")
+    if name not in FACTS:
+        problems.append(f"condition {text!r}: {name!r} is no fact")
+        return None
+    words = tuple(v.strip().lower() for v in values.split("|") if v.strip())
+    if values and not words:
+        problems.append(f"condition {text!r}: no value after '='")
+        return None
+    return Condition(name, words, negated)
+
+
+def _conditions(texts: Iterable[Any], problems: list[str]) -> tuple[Condition, ...]:
+    parsed = (parse_condition(str(t), problems) for t in texts)
+    return tuple(c for c in parsed if c is not None)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A row of the rule table: what hits of `patterns` mean when `when` holds."""
+
+    id: str
+    title: str
+    patterns: tuple[str, ...]
+    when: tuple[Condition, ...]
+    cause: str
+    weight: float
+    hints: tuple[str, ...] = ()
+    example: str = ""
+
+    def applies(self, facts: Mapping[str, set[str]]) -> bool:
+        return all(c.holds(facts) for c in self.when)
+
+
+def compile_rule(row: Row, pattern_ids: Iterable[str]) -> tuple[Rule, list[str]]:
+    """A rule row compiled, and what is wrong with it (unknown patterns or facts, a cause
+    outside the vocabulary, no conditions)."""
+    problems: list[str] = []
+    ids = set(pattern_ids)
+    named = tuple(str(p) for p in row.get("patterns", ()))
+    problems += [f"pattern {p!r} does not exist" for p in named if p not in ids]
+    when = _conditions(row.get("when", ()), problems)
+    if not when:
+        problems.append("a rule needs at least one condition")
+    cause = str(row.get("cause", ""))
+    if cause not in CAUSES:
+        problems.append(f"cause {cause!r} is not one of the shared causes")
+    rule = Rule(
+        id=str(row.get("id")),
+        title=str(row.get("title", "")),
+        patterns=named,
+        when=when,
+        cause=cause,
+        weight=float(row.get("weight", 0.5)),
+        hints=tuple(str(h) for h in row.get("hints", ())),
+        example=str(row.get("example", "")),
+    )
+    return rule, problems
+
+
+@dataclass(frozen=True)
 class Pattern:
     """One row of the patterns table, compiled."""
 
@@ -42,7 +119,7 @@ class Pattern:
     weight: float = 0.5
     window: bool = False
     sets: tuple[tuple[str, str], ...] = ()
-    requires: tuple[str, ...] = ()
+    requires: tuple[Condition, ...] = ()
     hints: tuple[str, ...] = ()
 
 
@@ -60,7 +137,7 @@ def compile_row(row: Row) -> tuple[Pattern | None, list[str]]:
         return None, [*problems, f"regex does not compile: {exc}"]
     problems += [f"group {g!r} names no fact" for g in regex.groupindex if g not in FACTS]
     sets = tuple(_pair(s, problems) for s in row.get("sets", ()))
-    problems += [f"requires {r!r}: no such fact" for r in row.get("requires", ()) if r not in FACTS]
+    requires = _conditions(row.get("requires", ()), problems)
     needles = needles_of(regex)
     if not needles:
         problems.append(f"no literal of {MIN_NEEDLE}+ characters that every match contains")
@@ -76,7 +153,7 @@ def compile_row(row: Row) -> tuple[Pattern | None, list[str]]:
         weight=float(row.get("weight", 0.5)),
         window="window" in flags,
         sets=tuple(s for s in sets if s[0]),
-        requires=tuple(str(r) for r in row.get("requires", ())),
+        requires=requires,
         hints=tuple(str(h) for h in row.get("hints", ())),
     )
     return pattern, problems
@@ -90,20 +167,40 @@ def _pair(text: str, problems: list[str]) -> tuple[str, str]:
     return name, value
 
 
-_CACHE: dict[int, tuple[KnowledgeBase, tuple[Pattern, ...]]] = {}
+@dataclass(frozen=True)
+class Compiled:
+    """The patterns and rules of one knowledge base, ready to use."""
+
+    patterns: tuple[Pattern, ...]
+    rules: dict[str, tuple[Rule, ...]]  # by pattern id, most conditions first
 
 
-def patterns(kb: KnowledgeBase) -> tuple[Pattern, ...]:
+_CACHE: dict[int, tuple[KnowledgeBase, Compiled]] = {}
+
+
+def compiled(kb: KnowledgeBase) -> Compiled:
     """Every pattern of the knowledge base that compiles without a problem (one that could
-    backtrack, or has no literal to be found by, is left out), compiled once per knowledge
-    base."""
+    backtrack, or has no literal to be found by, is left out) and every sound rule, compiled
+    once per knowledge base."""
     cached = _CACHE.get(id(kb))
     if cached is not None and cached[0] is kb:
         return cached[1]
     rows = map(compile_row, kb.rows("patterns", "pattern"))
-    compiled = tuple(p for p, problems in rows if p and not problems)
-    _CACHE[id(kb)] = (kb, compiled)
-    return compiled
+    found = tuple(p for p, problems in rows if p and not problems)
+    ids = [p.id for p in found]
+    by_pattern: dict[str, list[Rule]] = {}
+    for row in kb.rows("patterns", "rule"):
+        rule, problems = compile_rule(row, ids)
+        for name in rule.patterns if not problems else ():
+            by_pattern.setdefault(name, []).append(rule)
+    ordered = {k: tuple(sorted(v, key=lambda r: -len(r.when))) for k, v in by_pattern.items()}
+    result = Compiled(found, ordered)
+    _CACHE[id(kb)] = (kb, result)
+    return result
+
+
+def patterns(kb: KnowledgeBase) -> tuple[Pattern, ...]:
+    return compiled(kb).patterns
 
 
 # -- literals every match contains --------------------------------------------------------------

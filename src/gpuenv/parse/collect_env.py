@@ -1,6 +1,7 @@
-"""`python -m torch.utils.collect_env` (and vLLM's copy of it): "Key: value" lines, the GPU list
-below "GPU models and configuration", the cuDNN files below "cuDNN version", and the
-"[pip3] torch==…" / "[conda] pytorch …" lines of "Versions of relevant libraries"."""
+"""`python -m torch.utils.collect_env` (and vLLM's copy of it, and the look-alikes such as
+sglang's `check_env`): "Key: value" lines, the GPU list below "GPU models and configuration"
+(or "GPU 0,1: name" lines), the cuDNN files below "cuDNN version", and the "[pip3] torch==…" /
+"[conda] pytorch …" lines of "Versions of relevant libraries"."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 UNKNOWN = frozenset({"", "n/a", "could not collect", "no cuda", "none", "unknown"})
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9 _()./+-]{1,48}?):\s?(.*)$")
 _GPU = re.compile(r"^GPU\s+(\d+):\s*(.+?)\s*$")
+_GPU_GROUP = re.compile(r"^GPU\s+(\d+(?:,\d+)+):\s*(.+?)\s*$")  # check_env: "GPU 0,1,2: H100"
 _LIB = re.compile(r"^\[(pip3?|conda|uv)\]\s+(\S+?)\s*(?:==\s*|\s+)(\d\S*)(?:\s+(\S+))?")
 _DRIVE = re.compile(r"^[A-Za-z]:\\")
 _CUDNN_FILE = re.compile(r"(?:libcudnn\.so\.|cudnn64_|libcudnn\.)(\d+(?:\.\d+)*)")
@@ -36,14 +38,16 @@ class CollectEnv:
     cudnn_version: str | None = None
     libraries: tuple[Library, ...] = ()
 
-    def get(self, key: str) -> str | None:
-        """The value, None when collect_env printed one of its 'unknown' words."""
-        value = self.values.get(key)
+    def get(self, key: str, *aliases: str) -> str | None:
+        """The value (of the first key or alias present), None when the report printed one of
+        its 'unknown' words."""
+        name = next((k for k in (key, *aliases) if k in self.values), key)
+        value = self.values.get(name)
         return None if value is None or value.strip().lower() in UNKNOWN else value.strip()
 
     @property
     def torch_version(self) -> str | None:
-        return self.get("PyTorch version")
+        return self.get("PyTorch version", "PyTorch")
 
     @property
     def torch_cuda(self) -> str | None:
@@ -55,18 +59,18 @@ class CollectEnv:
 
     @property
     def python_version(self) -> str | None:
-        value = self.get("Python version")
+        value = self.get("Python version", "Python")
         match = _PYTHON.match(value or "")
         return match.group(1) if match else None
 
     @property
     def cuda_available(self) -> bool | None:
-        value = (self.get("Is CUDA available") or "").lower()
+        value = (self.get("Is CUDA available", "CUDA available") or "").lower()
         return {"true": True, "yes": True, "false": False, "no": False}.get(value)
 
     @property
     def driver_version(self) -> str | None:
-        value = self.get("Nvidia driver version")
+        value = self.get("Nvidia driver version", "CUDA Driver Version")
         return value if value and re.fullmatch(r"\d+(?:\.\d+)+", value) else None
 
     @property
@@ -93,6 +97,11 @@ def parse_collect_env(lines: list[str]) -> CollectEnv | None:
         if gpu and section == "GPU models and configuration":
             gpus.append(gpu.group(2))
             continue
+        group = _GPU_GROUP.match(text)
+        if group:
+            if "Compute Capability" not in text:
+                gpus.extend([group.group(2)] * len(group.group(1).split(",")))
+            continue
         key = _KEY.match(text)
         if key and not text.startswith("/") and not _DRIVE.match(text):
             name, value = key.group(1).strip(), key.group(2).strip()
@@ -108,7 +117,8 @@ def parse_collect_env(lines: list[str]) -> CollectEnv | None:
             continue
         if section == "cuDNN version" and text:
             cudnn_lines.append(text)
-    if "PyTorch version" not in values and "CUDA used to build PyTorch" not in values:
+    known = ("PyTorch version", "CUDA used to build PyTorch")
+    if not any(k in values for k in known) and not {"PyTorch", "CUDA available"} <= set(values):
         return None
     return CollectEnv(values, where, tuple(gpus), _cudnn(cudnn_lines), tuple(libraries))
 

@@ -30,7 +30,8 @@ class JetsonRelease:
 
 
 _JR_PATTERNS = {
-    "l4t_release": re.compile(r"L4T\s+(\d+\.\d+(?:\.\d+)?)"),
+    # "L4T 35.4.1" (jetson_release), "L4T BSP Version:  L4T R32.7.2" (jetson-inference scripts)
+    "l4t_release": re.compile(r"L4T\s+R?(\d+\.\d+(?:\.\d+)?)"),
     "jetpack": re.compile(r"Jetpack\s+(\d+(?:\.\d+)*)", re.IGNORECASE),
     "ubuntu": re.compile(r"Ubuntu\s+(\d+\.\d+(?:\.\d+)?(?:\s+LTS)?)"),
     "kernel": re.compile(r"(?:Kernel Version|Release)\s*:\s*(\S+)"),

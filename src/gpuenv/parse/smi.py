@@ -1,5 +1,6 @@
-"""Pure parsers for what the NVIDIA driver tools print: nvidia-smi (table, --query-gpu CSV, -q),
-/proc/driver/nvidia/version and /sys/module/nvidia/version.
+"""Pure parsers for what the NVIDIA driver tools print: nvidia-smi (table, --query-gpu CSV),
+/proc/driver/nvidia/version and /sys/module/nvidia/version (`-q`, `-q -x` and `-L` are in
+`gpuenv.parse.smi_q`).
 
 They take text (live output or a paste with prompts, quote marks and cut tables) and return what
 can be trusted, with a `problem` for anything garbled or cut short. They never raise.
@@ -38,13 +39,13 @@ _ERROR_PATTERNS = (
     ("device_handle_unknown_error", re.compile(r"device handle for GPU.*Unknown Error")),
     ("device_handle_error", re.compile(r"Unable to determine the device handle")),
 )
-_BUS_ID = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]"
-_BUS_ID_RE = re.compile(_BUS_ID)
-_VERSION = r"\d+(?:\.\d+)+"
-_SMI_VERSION_RE = re.compile(rf"NVIDIA-SMI\s+({_VERSION})")
-_DRIVER_RE = re.compile(rf"Driver Version\s*:\s*({_VERSION})")
-_CUDA_RE = re.compile(rf"CUDA (?:UMD )?Version\s*:\s*({_VERSION})")
-_NVML_LIB_RE = re.compile(rf"NVML library version\s*:\s*({_VERSION})")
+BUS_ID = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]"
+_BUS_ID_RE = re.compile(BUS_ID)
+VERSION = r"\d+(?:\.\d+)+"
+_SMI_VERSION_RE = re.compile(rf"NVIDIA-SMI\s+({VERSION})")
+_DRIVER_RE = re.compile(rf"Driver Version\s*:\s*({VERSION})")
+_CUDA_RE = re.compile(rf"CUDA (?:UMD )?Version\s*:\s*({VERSION})")
+_NVML_LIB_RE = re.compile(rf"NVML library version\s*:\s*({VERSION})")
 _GPU_ROW_RE = re.compile(r"^[>\s]*\|\s+(\d+)\s+(.+?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|\s*(\S+)")
 _MEMORY_RE = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
 _MIG_CELL_RE = re.compile(r"^[>\s]*\|\s+\|\s+\|\s+(Enabled|Disabled|N/A)\s*\|")
@@ -113,18 +114,6 @@ class SmiQuery:
     gpus: tuple[SmiGpu, ...] = ()
     format: str | None = None  # when the text shows the command, e.g. "csv,noheader"
     invalid_fields: tuple[str, ...] = ()  # 'Field "compute_cap" is not a valid field to query.'
-    errors: tuple[SmiError, ...] = ()
-    problem: str | None = None
-
-
-@dataclass(frozen=True)
-class SmiDetails:
-    """`nvidia-smi -q`."""
-
-    driver_version: str | None = None
-    driver_max_cuda: str | None = None
-    attached_gpus: int | None = None
-    gpus: tuple[SmiGpu, ...] = ()
     errors: tuple[SmiError, ...] = ()
     problem: str | None = None
 
@@ -293,10 +282,14 @@ def _fields_from_command(text: str) -> tuple[str, ...]:
     return tuple(f.strip() for f in match.group(1).split(",") if f.strip()) if match else ()
 
 
+_QUOTED_RE = re.compile(r"'([^'\n]*)'|\"([^\"\n]*)\"")
+
+
 def _data_lines(text: str, fields: tuple[str, ...]) -> list[str]:
-    """Lines that can be data rows: not the command, a header, an error or a blank line."""
+    """Lines that can be data rows: not the command, a header, an error or a blank line; a
+    Python list of rows printed by a script (`['200.00, 105.00, ...', '']`) gives its items."""
     keep: list[str] = []
-    for raw in text.splitlines():
+    for raw in _unlisted(text.splitlines()):
         line = raw.strip().lstrip(">").strip()
         if not line or "nvidia-smi" in line or line.startswith(("$", "#")):
             continue
@@ -308,6 +301,17 @@ def _data_lines(text: str, fields: tuple[str, ...]) -> list[str]:
     return keep
 
 
+def _unlisted(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("[") and stripped.endswith("]") and _QUOTED_RE.search(stripped):
+            out += [a or b for a, b in _QUOTED_RE.findall(stripped) if a or b]
+        else:
+            out.append(line)
+    return out
+
+
 def _row_gpu(fields: tuple[str, ...], cells: list[str]) -> tuple[SmiGpu, list[str]]:
     values: dict[str, str | None] = {}
     for field, cell in zip(fields, cells):
@@ -316,7 +320,7 @@ def _row_gpu(fields: tuple[str, ...], cells: list[str]) -> tuple[SmiGpu, list[st
         values[_FIELD_ALIASES.get(field, field)] = None if unknown else value
     problems: list[str] = []
     index = _as_int(values.get("index"), "index", problems)
-    memory = _as_int(_strip_unit(values.get("memory.total")), "memory.total", problems)
+    memory = _as_int(strip_unit(values.get("memory.total")), "memory.total", problems)
     cc = values.get("compute_cap")
     if cc is not None and not re.fullmatch(r"\d+\.\d+", cc):
         problems.append(f"compute_cap {cc!r} is not a version")
@@ -332,11 +336,12 @@ def _row_gpu(fields: tuple[str, ...], cells: list[str]) -> tuple[SmiGpu, list[st
         compute_capability=cc,
         uuid=values.get("uuid"),
         driver_version=values.get("driver_version"),
+        vbios_version=values.get("vbios_version"),
     )
     return gpu, problems
 
 
-def _strip_unit(value: str | None) -> str | None:
+def strip_unit(value: str | None) -> str | None:
     return value.replace("MiB", "").strip() if value is not None else None
 
 
@@ -349,85 +354,9 @@ def _as_int(value: str | None, name: str, problems: list[str]) -> int | None:
     return None
 
 
-# --- nvidia-smi -q -----------------------------------------------------------------------------
-
-_Q_GPU_RE = re.compile(rf"^\s*GPU\s+({_BUS_ID})\s*$")
-_Q_KEY_RE = re.compile(r"^(\s*)([^:]*?\S)\s+:\s*(.*?)\s*$")
-_Q_SECTION_RE = re.compile(r"^(\s*)(\S.*?)\s*$")
-
-
-def parse_smi_q(text: str) -> SmiDetails:
-    """`nvidia-smi -q`: indented "Key : Value" lines, one "GPU <bus id>" section per GPU."""
-    cleaned, noise = clean_text(text)
-    top: dict[str, str] = {}
-    sections: list[dict[str, str]] = []
-    stack: list[tuple[int, str]] = []
-    for line in cleaned.splitlines():
-        gpu = _Q_GPU_RE.match(line)
-        if gpu:
-            sections.append({"Bus Id": gpu.group(1)})
-            stack = []
-            continue
-        key = _Q_KEY_RE.match(line)
-        section = None if key else _Q_SECTION_RE.match(line)
-        match = key or section
-        if match is None or "=====" in line:
-            continue
-        indent = len(match.group(1))
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        if key is None:
-            stack.append((indent, match.group(2)))
-            continue
-        path = "/".join([name for _, name in stack] + [key.group(2)])
-        (sections[-1] if sections else top)[path] = key.group(3)
-    return _q_details(top, sections, noise, find_smi_errors(cleaned))
-
-
-def _q_details(
-    top: dict[str, str],
-    sections: list[dict[str, str]],
-    noise: str | None,
-    errors: tuple[SmiError, ...],
-) -> SmiDetails:
-    problems = [noise] if noise else []
-    attached = top.get("Attached GPUs", "")
-    gpus = tuple(_q_gpu(section) for section in sections)
-    if not top.get("Driver Version") and not errors:
-        problems.append("no Driver Version line found")
-    return SmiDetails(
-        driver_version=_version_or_none(top.get("Driver Version")),
-        driver_max_cuda=_version_or_none(top.get("CUDA Version")),
-        attached_gpus=int(attached) if attached.isdigit() else None,
-        gpus=gpus,
-        errors=errors,
-        problem="; ".join(problems) or None,
-    )
-
-
-def _q_gpu(section: dict[str, str]) -> SmiGpu:
-    memory = _strip_unit(section.get("FB Memory Usage/Total"))
-    mig = section.get("MIG Mode/Current")
-    return SmiGpu(
-        index=None,
-        name=section.get("Product Name"),
-        memory_mib=int(memory) if memory and memory.isdigit() else None,
-        mig_mode=mig if mig in ("Enabled", "Disabled") else None,
-        bus_id=section.get("Bus Id"),
-        pci_id=section.get("PCI/Device Id"),
-        uuid=section.get("GPU UUID"),
-        driver_model=section.get("Driver Model/Current"),
-        vbios_version=section.get("VBIOS Version"),
-    )
-
-
-def _version_or_none(value: str | None) -> str | None:
-    return value if value and re.fullmatch(_VERSION, value) else None
-
-
 # --- kernel module ---------------------------------------------------------------------------
 
-_NVRM_RE = re.compile(rf"NVRM version:.*?Kernel Module(?: for \S+)?\s+({_VERSION})")
+_NVRM_RE = re.compile(rf"NVRM version:.*?Kernel Module(?: for \S+)?\s+({VERSION})")
 
 
 @dataclass(frozen=True)
@@ -449,4 +378,4 @@ def parse_proc_driver_version(text: str) -> KernelModuleVersion:
 def parse_module_version(text: str) -> str | None:
     """/sys/module/nvidia/version holds the bare version: '535.183.01\\n'."""
     value = clean_text(text)[0].strip()
-    return value if re.fullmatch(_VERSION, value) else None
+    return value if re.fullmatch(VERSION, value) else None

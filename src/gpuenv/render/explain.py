@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuenv.explain.model import Explanation, Fact
+from gpuenv.explain.model import Evidence, Explanation, Fact
 from gpuenv.render.doctor import finding_lines
 from gpuenv.render.layout import Doc, blank, command, heading, line, section
 from gpuenv.render.terminal import Terminal, to_text
@@ -44,9 +44,13 @@ def _read(explanation: Explanation) -> str:
 
 def _evidence(explanation: Explanation, where: Where) -> Doc:
     return [
-        line(f"{where(e.line)}: ", e.text, ("  [" + e.pattern + "]", "muted"), indent=2)
+        line(f"{where(e.line)}: ", e.text, (f"  [{_source(e)}]", "muted"), indent=2)
         for e in explanation.evidence[:12]
     ]
+
+
+def _source(evidence: Evidence) -> str:
+    return evidence.pattern + (f", rule {evidence.rule}" if evidence.rule else "")
 
 
 def _facts(explanation: Explanation, where: Where) -> Doc:

@@ -1,0 +1,96 @@
+"""Where the literal words of the patterns and of the report landmarks occur in a text, found in
+one pass over it in chunks of 16 KiB: each chunk's set of words is made once (a byte table
+turns every character that is not part of a word into a space), and a needle is looked for only
+in the chunks that hold all of its words (the words inside it exactly, the ones at its ends as
+part of a longer word). A needle with a word inside it is picked by that word (the chunk's
+words meet a table of them), so a chunk costs its words and its few candidates, not one test
+per needle. A 10 MB log costs one tokenising pass and the searches for needles whose words it
+has, not one full-text search per needle; memory stays about one chunk above the text itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+CHUNK = 1 << 14  # characters of text a chunk holds (up to the end of its last line)
+MAX_HITS = 500  # occurrences of one needle kept (later ones are ignored)
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
+# bytes of a word stay (non-ASCII bytes too, so UTF-8 text keeps its words); others become spaces
+_TABLE = bytes(c if c in _WORD or c >= 0x80 else 0x20 for c in range(256))
+
+
+@dataclass(frozen=True)
+class Needle:
+    """A lower-case literal and the words that must be in a chunk for it to be there."""
+
+    text: str
+    words: tuple[bytes, ...]  # words inside the needle: the chunk must hold each as a word
+    parts: tuple[bytes, ...]  # words at its ends: the chunk must hold each within a word
+    anywhere: bool = False  # no word at all, or across lines: searched in the whole text
+
+
+def compile_needle(text: str) -> Needle:
+    encoded = text.encode("utf-8", "surrogatepass")
+    runs = encoded.translate(_TABLE).split(b" ")
+    if "\n" in text or not any(runs):
+        return Needle(text, (), (), anywhere=True)
+    # runs[0] and runs[-1] touch the needle's ends (empty when it starts or ends with a
+    # separator); a word there may be the end of a longer word in the text
+    inner = tuple(dict.fromkeys(r for r in runs[1:-1] if r))
+    edges = tuple(dict.fromkeys(r for r in (runs[0], runs[-1]) if r and r not in inner))
+    if len(runs) == 1:
+        return Needle(text, (), (runs[0],))
+    return Needle(text, inner, edges)
+
+
+@lru_cache(maxsize=8)
+def compile_needles(texts: tuple[str, ...]) -> tuple[Needle, ...]:
+    return tuple(compile_needle(t) for t in dict.fromkeys(texts))
+
+
+def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
+    """Offsets in `lower` of each needle's occurrences (at most MAX_HITS each), in text order."""
+    wanted = list({n.text: n for n in needles}.values())
+    found: dict[str, list[int]] = {n.text: [] for n in wanted}
+    for needle in (n for n in wanted if n.anywhere):
+        _find(lower, needle.text, 0, len(lower), found[needle.text])
+    # a needle with inner words is keyed by its longest one: a chunk's words pick its candidates;
+    # the others (words only at their ends) are tried in every chunk
+    keyed: dict[bytes, list[tuple[Needle, frozenset[bytes]]]] = {}
+    for needle in (n for n in wanted if not n.anywhere and n.words):
+        key = max(needle.words, key=len)
+        keyed.setdefault(key, []).append((needle, frozenset(needle.words) - {key}))
+    loose = [(n, frozenset[bytes]()) for n in wanted if not n.anywhere and not n.words]
+    start = 0
+    while start < len(lower) and (keyed or loose):
+        end = _chunk_end(lower, start)
+        words = set(lower[start:end].encode("utf-8", "surrogatepass").translate(_TABLE).split())
+        joined = b" ".join(words)
+        candidates = [pair for key in words.intersection(keyed) for pair in keyed[key]]
+        for needle, rest in candidates + loose:
+            into = found[needle.text]
+            if (
+                len(into) < MAX_HITS
+                and words.issuperset(rest)
+                and all(p in words or p in joined for p in needle.parts)
+            ):
+                _find(lower, needle.text, start, end, into)
+        start = end
+    for into in found.values():
+        into.sort()
+    return found
+
+
+def _chunk_end(lower: str, start: int) -> int:
+    if start + CHUNK >= len(lower):
+        return len(lower)
+    newline = lower.find("\n", start + CHUNK)
+    return len(lower) if newline < 0 else newline + 1
+
+
+def _find(lower: str, needle: str, start: int, end: int, into: list[int]) -> None:
+    at = lower.find(needle, start, end)
+    while at >= 0 and len(into) < MAX_HITS:
+        into.append(at)
+        at = lower.find(needle, at + len(needle), end)
