@@ -8,10 +8,12 @@ import io
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import gpuenv.api
+import gpuenv.cli
 from gpuenv.cli import main
 from gpuenv.cli.options import detect_terminal
 from gpuenv.facts import DriverFacts, LibraryFacts, missing, to_dict
@@ -100,6 +102,105 @@ def test_a_bug_is_exit_2_in_one_line_never_a_traceback(
     out, err = capsys.readouterr()
     assert "[internal-error]" in err and "RecursionError" in err and "Traceback" not in err
     assert json.loads(out)["error"] == "internal-error"
+
+
+@pytest.mark.parametrize(
+    ("argv", "owner"),
+    [
+        (["doctor", "--bogus"], "gpuenv doctor"),
+        (["plan", "torch", "--bogus"], "gpuenv plan"),
+        (["kb", "show", "torch", "--bogus"], "gpuenv kb show"),
+        (["diff", "a.lock", "b.lock"], "gpuenv diff"),
+    ],
+)
+def test_an_unknown_argument_gets_the_usage_of_the_command_it_was_given_to(
+    argv: list[str], owner: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err.startswith(f"usage: {owner} ") and f"{owner}: error: unrecognized arguments" in err
+
+
+def test_ctrl_c_while_gpuenv_starts_is_exit_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpuenv.cli, "build_parser", interrupted)
+    try:
+        code = main(["doctor"])
+    except KeyboardInterrupt:  # escaping, it would stop pytest itself
+        pytest.fail("Ctrl-C while starting escaped main()")
+    assert code == 130
+    assert capsys.readouterr().err == "gpuenv: interrupted\n"
+
+
+def test_snapshot_o_dash_is_standard_output_not_a_file_named_dash(
+    cpu_torch_on_a_3090: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["snapshot", "--from", str(cpu_torch_on_a_3090), "-o", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["gpus"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snap.json"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["snapshot", "-o", ""], ["lock", "-o", ""], ["plan", "torch", "-o", "-"], ["plan", "-o", ""]],
+)
+def test_an_output_path_that_names_no_file_is_a_usage_error(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-o ""` (an unset variable) was read as `.`; `plan -o -` made a folder named `-`."""
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert f"usage: gpuenv {argv[0]}" in capsys.readouterr().err
+
+
+class _Terminal(io.TextIOWrapper):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("quiet", "told"), [([], True), (["-q"], False)])
+def test_explain_on_a_terminal_says_it_waits_for_a_paste(
+    quiet: list[str],
+    told: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`gpuenv explain` alone reads standard input: on a terminal that looked like a hang."""
+    pasted = b"AssertionError: Torch not compiled with CUDA enabled\n"
+    monkeypatch.setattr("sys.stdin", _Terminal(pasted))
+    assert main(["explain", "--no-probe", *quiet]) == 0
+    err = capsys.readouterr().err
+    assert ("paste the error message or log, then press Ctrl-D" in err) is told
+
+
+@pytest.mark.parametrize(("argv", "probe_timeout"), [([], 10.0), (["--timeout", "2"], 2.0)])
+def test_check_reads_the_env_within_a_short_timeout_too(
+    argv: list[str], probe_timeout: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check --timeout 2` on a hung interpreter waited 30 s (3 x the default 10) to read it."""
+    asked: list[float] = []
+
+    def snapshot(**options: Any) -> None:
+        asked.append(options["timeout"])
+        raise gpuenv.api.GpuenvError("target-unreadable", "it hangs")
+
+    monkeypatch.setattr(gpuenv.api, "take_snapshot", snapshot)
+    assert main(["check", "--python", "/env/bin/python", *argv]) == 2
+    assert asked == [probe_timeout]
 
 
 class _ClosedPipe(io.StringIO):
@@ -237,3 +338,26 @@ def test_a_declared_driver_on_a_wsl_snapshot_is_read_with_windows_numbers(tmp_pa
     wsl = replace(base, host=replace(base.host, wsl=Observation(True, "/proc/version")))
     snapshot = apply_what_if(wsl, WhatIf(driver="566.36"), default_kb())
     assert [o.value for o in snapshot.driver.max_cuda] == ["12.7"]
+
+
+@pytest.mark.real
+@pytest.mark.parametrize(("verbosity", "told"), [(0, True), (-1, False)])
+def test_a_slow_command_is_named_while_gpuenv_waits_for_it(
+    verbosity: int, told: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hung nvidia-smi answers only at its deadline: a person at a terminal is told what
+    gpuenv waits for instead of looking at silence (not with -q)."""
+    import sys
+
+    from gpuenv.cli.options import Ui
+    from gpuenv.cli.waiting import waiting_notes
+    from gpuenv.edges import process
+    from gpuenv.render.terminal import Terminal
+
+    stderr = _Tty()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    slow = [sys.executable, "-c", "import time; time.sleep(1.5)"]
+    with waiting_notes(Ui(Terminal(), verbosity), first=0.3, every=30):
+        assert process.run(slow, timeout=30).returncode == 0
+    named = "gpuenv: still waiting for " + Path(sys.executable).name
+    assert (named in stderr.getvalue()) is told

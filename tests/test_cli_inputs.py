@@ -94,3 +94,44 @@ def test_a_named_interpreter_that_cannot_run_is_exit_2(
 ) -> None:
     assert main(["doctor", "--python", str(tmp_path / "nothere" / "python")]) == 2
     assert "[target-unreadable]" in capsys.readouterr().err
+
+
+def test_plan_verbose_lists_every_candidate_passed_over(capsys: pytest.CaptureFixture[str]) -> None:
+    """`-v` says "every candidate": the text must not stop at the first five."""
+    argv = ["plan", "torch==2.1", "--gpu", "RTX 5090", "--driver", "570.86.10"]
+    assert main(argv) == 1
+    short = capsys.readouterr().out
+    assert main([*argv, "-v"]) == 1
+    full = capsys.readouterr().out
+    listed = [ln for ln in full.splitlines() if ln.startswith("  torch 2.")]
+    assert "more (-v or --json lists every one)" in short
+    assert "more (" not in full and len(listed) > 20
+
+
+def test_a_kb_filter_that_is_not_a_version_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["kb", "show", "torch", "--cuda", "bogus"])
+    assert done.value.code == 2
+    assert "'bogus' is not a CUDA version" in capsys.readouterr().err
+
+
+@pytest.mark.real
+def test_ctrl_c_while_the_command_line_is_imported_is_one_line() -> None:
+    import subprocess
+    import sys
+
+    program = (
+        "import builtins, sys\n"
+        "real = builtins.__import__\n"
+        "def interrupting(name, *a, **k):\n"
+        "    if name == 'gpuenv.cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = interrupting\n"
+        "from gpuenv._entry import main\n"
+        "sys.exit(main())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 130 and done.stderr == "gpuenv: interrupted\n"

@@ -4,17 +4,26 @@ a refused file is a fact for a probe, a clear error for a command."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpuenv.cli import main
-from gpuenv.edges.files import LIMITS, decode_text, read_fact, read_user_file, read_user_text
+from gpuenv.edges.files import (
+    LIMITS,
+    decode_text,
+    read_fact,
+    read_stream,
+    read_user_file,
+    read_user_text,
+)
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import to_dict
 from tests.builders import machine
@@ -110,6 +119,77 @@ def test_read_user_text_of_a_fifo_says_what_it_is(fifo: Path) -> None:
         read_user_text(fifo, "report")
 
 
+class _Stdin(io.TextIOWrapper):
+    def __init__(self, data: bytes, tty: bool = False) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def test_the_cap_is_said_in_the_words_of_the_docs(tmp_path: Path) -> None:
+    path = tmp_path / "req.txt"
+    path.write_bytes(b"x" * (LIMITS["requirements"] + 1))
+    with pytest.raises(GpuenvError, match="larger than 2 MB,"):
+        read_user_file(path, "requirements")
+
+
+def test_a_dash_is_standard_input_with_the_same_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"torch\n"))
+    assert read_user_text("-", "requirements") == "torch\n"
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"x" * (LIMITS["requirements"] + 1)))
+    with pytest.raises(GpuenvError, match="standard input: larger than 2 MB"):
+        read_user_file("-", "requirements")
+
+
+class _NonBlocking(io.RawIOBase):
+    """A pipe another program set O_NONBLOCK on: nothing yet (None), then a piece at a time."""
+
+    def __init__(self, pieces: list[bytes | None]) -> None:
+        self.pieces = pieces
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        piece = self.pieces.pop(0) if self.pieces else b""
+        if piece is None:
+            return None
+        buffer[: len(piece)] = piece
+        return len(piece)
+
+
+def test_a_non_blocking_stdin_is_read_to_its_end_not_an_internal_error() -> None:
+    stream = io.BufferedReader(_NonBlocking([None, b"Assertion", None, b"Error\n"]))
+    assert read_stream(stream, "report", "standard input") == b"AssertionError\n"
+
+
+def test_a_dash_on_a_terminal_is_refused_rather_than_waiting_unseen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"", tty=True))
+    with pytest.raises(GpuenvError, match="standard input is a terminal") as refused:
+        read_user_file("-", "snapshot")
+    assert "pipe the file in" in str(refused.value)
+
+
+def test_a_refused_fifo_points_at_standard_input(fifo: Path) -> None:
+    with pytest.raises(GpuenvError, match="give - to read standard input"):
+        read_user_file(fifo, "snapshot")
+
+
+def test_doctor_reads_a_snapshot_piped_into_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snapshot = machine(gpus=["RTX 3090"], driver="535.183.01")
+    monkeypatch.setattr(sys, "stdin", _Stdin(json.dumps(to_dict(snapshot)).encode()))
+    monkeypatch.chdir(tmp_path)
+    assert main(["doctor", "--json", "--from", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema"].startswith("gpuenv-doctor")
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- the commands that read a user's file ----------------------------------------------------
 
 
@@ -144,6 +224,20 @@ def test_an_included_file_that_is_not_a_requirements_file_is_not_echoed(
     assert code == 2
     assert "secret-hash" not in captured.err + captured.out
     assert "shadow" in captured.err  # the file is named, its content is not
+
+
+def test_a_file_name_read_from_a_file_reaches_the_terminal_only_as_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-r <name>` inside a requirements file: the name is someone else's text, and the error
+    that quotes it must not retitle the terminal or clear it."""
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("torch\n-r \x1b]0;owned\x07\x1b[2Jnext.txt\n\u202eevil\n")
+    argv = ["plan", "--gpu", "RTX 3090", "--driver", "535.183.01", "-r", str(requirements)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err
+    assert "\\x1b]0;owned\\x07" in err and err.count("\n") == 1
 
 
 def test_a_requirements_file_with_a_byte_order_mark_is_read(

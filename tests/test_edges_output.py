@@ -5,6 +5,7 @@ process) where the real standard streams matter."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import stat
@@ -171,6 +172,56 @@ def test_write_file_is_atomic_and_keeps_the_mode(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
+@pytest.fixture
+def umask_077() -> object:
+    old = os.umask(0o077)
+    yield
+    os.umask(old)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+@pytest.mark.usefixtures("umask_077")
+def test_a_new_file_gets_the_umask_like_any_program_writes(tmp_path: Path) -> None:
+    """umask 077 (a private home, a shared machine): a snapshot naming the host is not left
+    readable by everyone."""
+    write_file(tmp_path / "snap.json", "{}")
+    write_file(tmp_path / "setup.sh", "#!/bin/sh\n", executable=True)
+    assert stat.S_IMODE((tmp_path / "snap.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "setup.sh").stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
+def test_making_an_existing_file_executable_adds_run_bits_only_where_it_can_be_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "setup.sh"
+    path.write_text("old")
+    path.chmod(0o640)
+    write_file(path, "#!/bin/sh\n", executable=True)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+
+
+def test_a_name_as_long_as_the_system_allows_can_be_written(tmp_path: Path) -> None:
+    """The temporary file beside the target must not need a longer name than the target."""
+    path = tmp_path / ("x" * 250 + ".json")
+    write_file(path, "{}")
+    assert path.read_text() == "{}" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_ctrl_c_while_writing_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*_args: object) -> None:
+        raise KeyboardInterrupt
+
+    (tmp_path / "out.json").write_text("old")
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_file(tmp_path / "out.json", "new")
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+    assert (tmp_path / "out.json").read_text() == "old"
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_snapshot_o_refuses_a_fifo_and_leaves_it_there(
     tmp_path: Path, snap: Path, capsys: pytest.CaptureFixture[str]
@@ -221,6 +272,37 @@ def test_write_tree_refuses_names_that_lead_out_of_the_folder(tmp_path: Path) ->
     assert not (tmp_path / "escape.txt").exists()
 
 
+@pytest.mark.parametrize(
+    "name", ["C:escape.txt", "sub/C:x", "notes.txt:stream", "nul", "NUL.txt", "com1", "run.sh."]
+)
+def test_write_tree_refuses_names_that_mean_something_else_on_windows(
+    tmp_path: Path, name: str
+) -> None:
+    """A drive-relative part would leave the folder on Windows; a device name writes to it."""
+    with pytest.raises(GpuenvError, match="not a file name inside"):
+        write_tree(tmp_path / "out", {name: "x"})
+    assert not (tmp_path / "out").exists()
+
+
+def test_write_tree_writes_nothing_when_a_later_file_is_refused(tmp_path: Path) -> None:
+    """plan -o DIR writes requirements.txt and a Dockerfile: a link at the Dockerfile must not
+    leave a requirements.txt behind from a half-done write."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    root = tmp_path / "out"
+    root.mkdir()
+    (root / "Dockerfile").symlink_to(outside)
+    with pytest.raises(GpuenvError, match="symbolic link"):
+        write_tree(root, {"requirements.txt": "torch\n", "sub/x.txt": "x", "Dockerfile": "FROM x"})
+    assert sorted(p.name for p in root.iterdir()) == ["Dockerfile"]
+    assert outside.read_text() == "keep me"
+
+
+def test_write_tree_creates_nested_folders(tmp_path: Path) -> None:
+    written = write_tree(tmp_path / "out", {"a/b/c.txt": "x", "a/d.txt": "y"})
+    assert [p.read_text() for p in written] == ["x", "y"]
+
+
 def test_write_tree_refuses_a_linked_sub_folder(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -239,3 +321,58 @@ def test_the_folder_given_may_itself_be_a_link(tmp_path: Path) -> None:
     written = write_tree(tmp_path / "alias", {"a.txt": "x", "run.sh": "#!/bin/sh\n"}, ["run.sh"])
     assert (real / "a.txt").read_text() == "x" and len(written) == 2
     assert os.access(real / "run.sh", os.X_OK)
+
+
+@pytest.mark.real
+@pytest.mark.skipif(os.name != "posix", reason="O_NONBLOCK on a pipe")
+def test_a_non_blocking_stdout_gets_the_whole_output() -> None:
+    """A pipe another program set O_NONBLOCK on takes 64 KiB, then refuses more until read:
+    the rest must wait for the reader, not vanish behind exit 0."""
+    import fcntl
+    import time
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gpuenv", "kb", "show", "wheels", "--json"],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+    )
+    os.close(write_end)
+    time.sleep(1.0)  # a slow reader: the pipe fills up meanwhile
+    with os.fdopen(read_end, "rb") as reader:
+        data = reader.read()
+    assert proc.wait(60) == 0
+    assert json.loads(data)["rows"]
+
+
+class _Congested(io.RawIOBase):
+    """A non-blocking pipe with a slow reader: every other write is refused, the others take
+    at most 7 bytes."""
+
+    def __init__(self) -> None:
+        self.received = bytearray()
+        self.calls = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int | None:
+        self.calls += 1
+        if self.calls % 2:
+            return None  # would block
+        chunk = bytes(memoryview(data))[:7]  # type: ignore[arg-type]
+        self.received += chunk
+        return len(chunk)
+
+
+def test_progress_on_a_congested_non_blocking_stderr_is_not_lost(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuenv.edges.output import relay, say
+
+    raw = _Congested()
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BufferedWriter(raw, 16), "utf-8"))
+    say("gpuenv: " + "x" * 100)
+    relay("Collecting torch\n" * 20)
+    assert raw.received.decode() == "gpuenv: " + "x" * 100 + "\n" + "Collecting torch\n" * 20

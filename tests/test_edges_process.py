@@ -47,19 +47,27 @@ def _pid_from(path: Path) -> int:
     raise AssertionError(f"{path} was never written")
 
 
+@pytest.mark.parametrize(
+    ("script", "timeout", "stdout"),
+    [
+        # quiet: it only holds the pipe open
+        ("echo first; setsid sleep 300 & echo $! > {pid}; echo last", 10, "first\nlast\n"),
+        # chatty: it never stops writing into it (read for EXIT_DRAIN_S at most)
+        ('setsid sh -c "while :; do echo x; done" & echo $! > {pid}; exit 0', 60, None),
+    ],
+    ids=["quiet", "chatty"],
+)
 def test_a_descendant_that_left_the_group_and_holds_the_pipe_does_not_hold_us(
-    tmp_path: Path,
+    script: str, timeout: float, stdout: str | None, tmp_path: Path
 ) -> None:
     pidfile = tmp_path / "pid"
-    script = f"echo first; setsid sleep 300 & echo $! > {pidfile}; echo last"
     start = time.monotonic()
-    result = process.run(["sh", "-c", script], timeout=10)
+    result = process.run(["sh", "-c", script.format(pid=pidfile)], timeout=timeout)
     took = time.monotonic() - start
-    pid = _pid_from(pidfile)
-    os.kill(pid, 9)  # it left our reach on purpose (setsid); tidy up here
+    os.kill(_pid_from(pidfile), 9)  # it left our reach on purpose (setsid); tidy up here
     assert result.returncode == 0 and result.ok
-    assert result.stdout == "first\nlast\n"
-    assert took < 5  # not the 300 s of the sleep, nor the 10 s timeout
+    assert stdout is None or result.stdout == stdout
+    assert took < timeout / 2  # not the 300 s of the sleep, nor the timeout
 
 
 def test_at_the_deadline_the_whole_group_is_killed(tmp_path: Path) -> None:
@@ -159,3 +167,31 @@ def test_a_program_that_cannot_start_says_why(make: str, words: str, tmp_path: P
 def test_a_nul_byte_in_an_argument_is_a_start_error_not_an_exception() -> None:
     result = process.run(["echo", "a\x00b"], timeout=5)
     assert result.returncode is None and result.error
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups")
+def test_stop_all_never_signals_a_group_whose_leader_was_already_reaped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C landing just after a child was reaped: its pid may already belong to someone
+    else, so its group must not be killed again."""
+    reaped: set[int] = set()
+    late: list[int] = []
+    real_waitpid, real_killpg = os.waitpid, os.killpg
+
+    def waitpid(pid: int, options: int) -> tuple[int, int]:
+        result = real_waitpid(pid, options)
+        if result[0] == pid:
+            reaped.add(pid)
+            process.stop_all()
+        return result
+
+    def killpg(pgid: int, signum: int) -> None:
+        if pgid in reaped:
+            late.append(pgid)
+        real_killpg(pgid, signum)
+
+    monkeypatch.setattr(os, "waitpid", waitpid)
+    monkeypatch.setattr(os, "killpg", killpg)
+    result = process.run([sys.executable, "-c", "pass"], timeout=60)
+    assert reaped and late == [] and result.returncode == 0

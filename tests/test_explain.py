@@ -125,6 +125,26 @@ def test_a_pasted_collect_env_becomes_the_reporters_machine() -> None:
     assert explanation.fix is not None and "torch==2.1.1+cu1" in " ".join(explanation.fix.commands)
 
 
+def test_a_message_matched_on_two_lines_gives_its_fix_once() -> None:
+    """A traceback shows the raise and the error line; both match one pattern."""
+    text = (
+        '    raise AssertionError("Torch not compiled with CUDA enabled")\n'
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    fix = explain_text(text, KB, None).fix
+    assert fix is not None and fix.summary not in fix.notes
+
+
+def test_no_probe_with_an_interpreter_to_probe_is_an_error_naming_both(
+    tmp_path: Path, capsys: Any
+) -> None:
+    log = tmp_path / "err.log"
+    log.write_text("AssertionError: Torch not compiled with CUDA enabled\n")
+    assert main(["explain", "--no-probe", "--python", "/opt/env/bin/python", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "--no-probe" in err and "--python" in err
+
+
 def test_nothing_recognised_is_no_cause() -> None:
     explanation = explain_text("hello world\nall good\n", KB)
     assert explanation.cause is None and not explanation.found and explanation.lines == 3

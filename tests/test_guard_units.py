@@ -6,6 +6,7 @@ import configparser
 import json
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -599,6 +600,31 @@ def test_guard_refusal_and_restore_plan_fit_the_terminal(width: int) -> None:
     plan = restore_plan(before, _with(before, torch="2.3.0+cpu"), "/env/bin/python")
     text = to_text(restore_doc(plan, "gpuenv.lock", dry_run=True), Terminal(width=width))
     _check(text, width, [" ".join(argv) for argv in plan.commands])
+
+
+@pytest.mark.parametrize("where", ["file", "-"])
+def test_lock_succeeds_where_the_history_cannot_be_kept(
+    where: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A read-only home (a container, CI): the lock is written, the history is only a note."""
+    from gpuenv.cli import main
+    from gpuenv.guard import envs
+
+    monkeypatch.setattr(
+        envs, "current", lambda _python, _timeout=10.0: envs.EnvNow(snapshot(), lock())
+    )
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("GPUENV_CACHE_DIR", str(blocker / "cache"))
+    target = tmp_path / "gpuenv.lock" if where == "file" else "-"
+    assert main(["lock", "-o", str(target)]) == 0
+    out, err = capsys.readouterr()
+    written = target.read_text() if isinstance(target, Path) else out
+    assert parse_lock(written, "lock").packages
+    assert "not kept in the env's history" in err
 
 
 def test_an_installer_failure_is_told_by_its_error_line() -> None:

@@ -220,3 +220,11 @@ def test_curated_torch_lines_are_joined_and_filtered(tmp_path: Path) -> None:
     assert column(show(kb, "torch", {"cuda": "12.4"}, None), "torch") == ["2.5"]
     assert column(show(kb, "torch", {"cuda": "11.8"}, None), "torch") == ["2.1", "2.5"]
     assert column(show(kb, "torch", {}, "2.5.1"), "torch") == ["2.5"]
+
+
+def test_the_rule_under_the_header_never_runs_past_a_narrow_terminal(kb: KnowledgeBase) -> None:
+    from gpuenv.render.terminal import Terminal
+
+    text = render_table(show(kb, "gpu", {}, None), Terminal(width=40))
+    rule = next(row for row in text.splitlines() if row.startswith("---"))
+    assert len(rule) <= 40

@@ -4,6 +4,7 @@ against the plan; and the checks themselves on recorded snapshots."""
 from __future__ import annotations
 
 import io
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -84,6 +85,34 @@ def test_create_with_a_fake_installer_runs_the_steps_in_order(tmp_path: Path) ->
     assert result.ok and result.tool == "venv"
 
 
+@pytest.mark.parametrize("stderr", ["ascii", None])
+def test_installer_progress_goes_through_the_writing_gateway(
+    stderr: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pip's progress bar (━) on an ASCII stderr, or no stderr at all: shown as it can be,
+    never an exception halfway through creating the env."""
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding=stderr) if stderr else None
+    monkeypatch.setattr("sys.stderr", stream)
+
+    def runner(argv: Sequence[str], timeout: float, progress: TextIO, env: object) -> int:
+        progress.write("Downloading torch ━━━━━━━━ 100%\n")
+        if "venv" in argv:
+            (tmp_path / "env" / "bin").mkdir(parents=True)
+        return 0
+
+    result = create_env(
+        _cpu_plan(),
+        tmp_path / "env",
+        runner=runner,
+        prober=lambda python: _snapshot("2.13.0+cpu", "cpu", None),
+    )
+    assert result.ok
+    if stream is not None:
+        stream.flush()
+        assert "[1/3]" in raw.getvalue().decode("ascii") and b"100%" in raw.getvalue()
+
+
 def test_a_failed_install_is_an_error_that_keeps_the_env(tmp_path: Path) -> None:
     def runner(argv: Sequence[str], timeout: float, progress: TextIO, env: object) -> int:
         return 0 if "venv" in argv else 1
@@ -141,3 +170,18 @@ def test_conda_create_solves_with_the_targets_driver_cuda(
     assert argv[:3] == ["conda", "env", "create"] and env == {"CONDA_OVERRIDE_CUDA": "12.2"}
     written = Path(argv[-1]).read_text(encoding="utf-8")
     assert "  - pytorch=" in written
+
+
+def test_json_stays_one_document_when_create_fails_after_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json --create: the plan is on stdout when the path turns out taken; the error goes to
+    stderr only, so stdout is still one valid JSON document."""
+    taken = tmp_path / "env"
+    taken.mkdir()
+    (taken / "file").write_text("x")
+    argv = ["plan", "torch", "--platform", "linux-x86_64", "--json", "--create", str(taken)]
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["schema"] == "gpuenv-plan/1"
+    assert "[env-exists]" in err

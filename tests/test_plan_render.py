@@ -175,6 +175,14 @@ def test_dockerfile_installs_the_requirements_in_the_images_python() -> None:
     assert "requirements.txt" in files
 
 
+def test_docker_asks_for_gpus_only_for_a_target_that_has_one() -> None:
+    """`docker run --gpus all` fails on a machine without the NVIDIA container toolkit: a
+    CPU-only plan must run as printed there."""
+    gpu = render_installer(_with("docker-535", "docker")).commands
+    cpu = render_installer(plan_for(Scenario("cpu", ("torch",), installer="docker"))).commands
+    assert "--gpus all" in gpu[-1] and "--gpus" not in cpu[-1]
+
+
 def test_split_plans_write_one_file_per_env() -> None:
     plan = plan_for(SPLIT)
     files = render_installer(plan).files

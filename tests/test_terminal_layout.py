@@ -15,7 +15,7 @@ from gpuenv.probe.run import ProbeOptions, probe_machine
 from gpuenv.render.doctor import doctor_doc, render_text
 from gpuenv.render.installers import Where, render_installer
 from gpuenv.render.plan_text import render_plan_text
-from gpuenv.render.terminal import Terminal, to_text
+from gpuenv.render.terminal import MIN_ROOM, Terminal, to_text
 from tests.builders import machine, torch_build
 from tests.conftest import MACHINES
 from tests.test_plan_scenarios import Scenario, plan_for
@@ -92,3 +92,23 @@ def test_wrapped_prose_hangs_under_its_label() -> None:
     rows = text.splitlines()
     why = next(n for n, row in enumerate(rows) if row.startswith("   why: "))
     assert rows[why + 1].startswith(" " * len("   why: ")) and rows[why + 1].strip()
+
+
+@pytest.mark.parametrize("width", (40, 60))
+def test_kb_audit_fits_the_terminal(
+    width: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuenv.cli import main
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["kb", "audit"]) == 0
+    _check(capsys.readouterr().out, width, [])
+
+
+def test_a_deep_hang_leaves_continuation_lines_room_on_a_narrow_terminal() -> None:
+    """At 40 columns the stack's summaries hung at column 28: one word a line."""
+    _name, snapshot, diagnosis = _doctor_cases()[-1]
+    text = render_text(diagnosis, snapshot, Terminal(width=40))  # type: ignore[arg-type]
+    _check(text, 40, [])
+    indents = [len(row) - len(row.lstrip()) for row in text.splitlines() if row.strip()]
+    assert max(indents) <= 40 - MIN_ROOM

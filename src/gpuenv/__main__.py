@@ -1,5 +1,5 @@
 import sys
 
-from gpuenv.cli import main
+from gpuenv._entry import main
 
 sys.exit(main())

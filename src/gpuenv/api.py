@@ -19,13 +19,16 @@ if TYPE_CHECKING:
     from gpuenv.check.model import CheckReport
 
 
+PROBE_TIMEOUT_S = 10.0  # each external command a probe runs (the target interpreter: 3 times)
+
+
 def take_snapshot(
     *,
     from_file: Path | None = None,
     python: str | None = None,
     what_if: WhatIf | None = None,
     redact: bool = True,
-    timeout: float = 10.0,
+    timeout: float = PROBE_TIMEOUT_S,
     machine: MachineAccess | None = None,
     kb: KnowledgeBase | None = None,
 ) -> Snapshot:
@@ -78,7 +81,8 @@ def check_env(
 ) -> CheckReport:
     """Prove the GPU works from each framework in the env (what `gpuenv check` prints): each
     framework's checks in a child process of the env's interpreter, `timeout` seconds each
-    (default 180).
+    (default 180). The env is read first, each command for at most 10 s (or `timeout`, when
+    shorter; the interpreter three times as long).
 
     `snapshot` must be of this machine (it says which frameworks the env holds and which GPUs
     the driver lists); by default one is taken of `python`'s env."""
@@ -86,8 +90,9 @@ def check_env(
 
     kb = kb or default_kb()
     timeout = DEFAULT_TIMEOUT_S if timeout is None else timeout
-    if snapshot is None:
-        snapshot = take_snapshot(python=python, redact=False, kb=kb)
+    if snapshot is None:  # a short --timeout bounds reading the env too, not only the checks
+        probe_timeout = min(PROBE_TIMEOUT_S, timeout)
+        snapshot = take_snapshot(python=python, redact=False, kb=kb, timeout=probe_timeout)
     chosen = tuple(frameworks) if frameworks is not None else None
     options = CheckOptions(frameworks=chosen, device=device, timeout=timeout, bench=bench)
     return run_check(snapshot, options, kb, progress)

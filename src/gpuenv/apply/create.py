@@ -18,7 +18,7 @@ from typing import TextIO
 
 from gpuenv.apply.verify import Check, verify
 from gpuenv.edges import process
-from gpuenv.edges.output import write_file
+from gpuenv.edges.output import stderr_stream, write_file
 from gpuenv.errors import GpuenvError
 from gpuenv.facts import Snapshot
 from gpuenv.plan.model import EnvPlan, Plan
@@ -107,13 +107,14 @@ def create_env(
     path: Path,
     *,
     existing_ok: bool = False,
-    progress: TextIO = sys.stderr,
+    progress: TextIO | None = None,
     runner: Runner = run_streaming,
     prober: Prober = probe_env,
 ) -> CreateResult:
     env = _the_env(plan)
     _check_path(path, existing_ok)
     tool = _tool(plan.installer)
+    progress = progress or stderr_stream()  # default: stderr, through the writing gateway
     steps = _Steps(progress)
     steps.say(f"creating {tool} environment at {path}")
     interpreter = _create(plan, env, path, tool, existing_ok, runner, progress)

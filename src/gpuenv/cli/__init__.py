@@ -18,6 +18,7 @@ from types import FrameType
 
 from gpuenv._version import __version__
 from gpuenv.cli.options import common_parent, ui_from_args
+from gpuenv.cli.waiting import waiting_notes
 from gpuenv.edges import output, process
 from gpuenv.errors import (
     EXIT_FAILED,
@@ -62,20 +63,45 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         module = importlib.import_module(f"gpuenv.cli.{name}")
         module.register(commands, common)
+    _know_own_parser(parser)
     return parser
+
+
+def _know_own_parser(parser: argparse.ArgumentParser) -> None:
+    """Each (sub-)command's parser as a default of its own namespace, so that an argument no
+    parser took is reported with the usage of the command it was given to."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.set_defaults(command_parser=sub)
+                _know_own_parser(sub)
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """parse_args, except that an unknown argument gets the usage of the sub-command it was
+    given to (`gpuenv doctor --bogus` shows doctor's usage, not gpuenv's)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        owner: argparse.ArgumentParser = getattr(args, "command_parser", parser)
+        owner.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     process.allow_runs()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    output.start_run()
+    try:
+        parser = build_parser()
+        args = parse(parser, argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting: no command is running yet
+        return _stopped("interrupted", EXIT_INTERRUPTED)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)
         return EXIT_FAILED
     args.ui = ui_from_args(args)
     args.argv = list(sys.argv[1:] if argv is None else argv)
-    with _signals():
+    with _signals(), waiting_notes(args.ui):
         try:
             code = handler(args)
             _flush()
@@ -146,9 +172,10 @@ def internal_error(exc: BaseException) -> GpuenvError:
 
 
 def report(error: GpuenvError, as_json: bool) -> None:
-    """The error on stderr, and with --json on stdout too; where either is gone, the exit code
+    """The error on stderr, and with --json on stdout too, unless a document is there already
+    (plan --json --create that fails after the plan); where either is gone, the exit code
     still tells."""
-    if as_json:
+    if as_json and not output.stdout_used():
         with contextlib.suppress(GpuenvError):
             output.emit_json(error.to_dict())
     output.say(f"gpuenv: {error}")

@@ -42,7 +42,8 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
         type=seconds,
         default=None,
         metavar="S",
-        help="seconds each framework's checks may take (default 180)",
+        help="seconds each framework's checks may take (default 180); reading the env first "
+        "takes at most 10 s per command, or S when shorter",
     )
     parser.add_argument(
         "--bench",

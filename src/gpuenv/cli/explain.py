@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpuenv.cli.options import output_options, seconds
+from gpuenv.cli.options import isatty, output_options, seconds
 from gpuenv.edges import output
 from gpuenv.errors import EXIT_FINDINGS, EXIT_OK, GpuenvError
 
@@ -46,7 +46,19 @@ def run(args: argparse.Namespace) -> int:
     from gpuenv.kb import default_kb
     from gpuenv.render.explain import explain_document, render_text
 
-    text, starts = read_texts(args.files or [STDIN])
+    if args.no_probe and args.python:
+        raise GpuenvError(
+            "contradictory-flags",
+            "--no-probe reads nothing of this machine, and --python names an interpreter of it "
+            "to read: give one of them",
+        )
+    names = args.files or [STDIN]
+    if STDIN in names and isatty(sys.stdin) and not args.ui.quiet:
+        output.say(
+            "gpuenv explain: paste the error message or log, then press Ctrl-D on a line of "
+            "its own (Ctrl-Z then Enter on Windows); or give files: gpuenv explain FILE"
+        )
+    text, starts = read_texts(names)
     local = None if args.no_probe else _local(args)
     explanation = explain_text(text, default_kb(), local)
     code = EXIT_OK if explanation.found else EXIT_FINDINGS

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from gpuenv.cli.options import seconds
+from gpuenv.edges import output
+from gpuenv.errors import GpuenvError
 
 ACTIVE_ENV = "the env's interpreter (default: the active venv/conda env, else python3)"
 
@@ -34,3 +37,19 @@ def lock_argument(parser: argparse.ArgumentParser, required: bool) -> None:
             metavar="FILE",
             help="the lock to hold the env to (default: a fresh lock of the env now)",
         )
+
+
+def keep_in_history(lock: Any, reason: str, quiet: bool) -> None:
+    """Keep `lock` in the env's history for `gpuenv diff`. The history is a convenience: a
+    cache folder that cannot be written (a read-only home) is a note, not the command's
+    failure, once the lock itself was written."""
+    from gpuenv.guard.envs import remember
+
+    try:
+        remember(lock, reason)
+    except GpuenvError as error:
+        if not quiet:
+            output.say(
+                f"gpuenv: note: not kept in the env's history ({error.message}); `gpuenv diff` "
+                "without a file will not know it (set GPUENV_CACHE_DIR to a writable folder)"
+            )

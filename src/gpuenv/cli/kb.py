@@ -78,8 +78,8 @@ def _show(kb_commands: Any, common: argparse.ArgumentParser) -> None:
     )
     show.add_argument("topic", help="what to show (see the topics above)")
     show.add_argument("text", nargs="?", help='what to look up, e.g. "RTX 3090" or 535.183.01')
-    show.add_argument("--cuda", help="only rows for this CUDA version")
-    show.add_argument("--python", help="only rows for this Python version")
+    show.add_argument("--cuda", type=_version("CUDA"), help="only rows for this CUDA version")
+    show.add_argument("--python", type=_version("Python"), help="only rows for this Python version")
     show.add_argument("--package", help="only rows of this package")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(handler=run_show)
@@ -126,8 +126,20 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.json:
         output.emit_json(document)
     else:
-        output.emit(text)
+        output.emit(_as_prose(text, args.ui.terminal))
     return EXIT_OK if ok else EXIT_FINDINGS
+
+
+def _as_prose(text: str, terminal: Any) -> str:
+    """The audit's lines laid out to the terminal's width, each keeping its indent."""
+    from gpuenv.render.layout import blank, line
+    from gpuenv.render.terminal import to_text
+
+    doc = [
+        line(row.lstrip(), indent=len(row) - len(row.lstrip())) if row.strip() else blank()
+        for row in text.splitlines()
+    ]
+    return to_text(doc, terminal)
 
 
 def run_refresh(args: argparse.Namespace) -> int:
@@ -182,3 +194,15 @@ def _confirm(args: argparse.Namespace, question: str) -> bool:
     except EOFError:
         return False
     return answer.strip().lower() in ("y", "yes")
+
+
+def _version(what: str) -> Any:
+    """A filter value like 12.1 or 3.11: anything else is a usage error, not "(no rows)"."""
+    import re
+
+    def parse(text: str) -> str:
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+){0,3}", text.strip()):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {what} version like 12.1")
+        return text.strip()
+
+    return parse

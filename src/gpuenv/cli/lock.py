@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gpuenv.cli.guard_options import env_options
+from gpuenv.cli.guard_options import env_options, keep_in_history
+from gpuenv.cli.options import file_path
 from gpuenv.edges import output
 from gpuenv.errors import EXIT_OK
 
@@ -24,7 +25,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o",
         "--output",
-        type=Path,
+        type=file_path,
         default=Path("gpuenv.lock"),
         metavar="FILE",
         help="where to write the lock (default gpuenv.lock; - for standard output)",
@@ -33,7 +34,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpuenv.guard.envs import current, remember
+    from gpuenv.guard.envs import current
     from gpuenv.guard.lockfile import lock_text
     from gpuenv.render.guard import lock_dict, lock_doc
     from gpuenv.render.terminal import to_text
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     to_stdout = str(args.output) == "-"
     if not to_stdout:
         output.write_file(args.output, text)
-    remember(lock, "lock")
+    keep_in_history(lock, "lock", args.ui.quiet)
     if args.json:
         output.emit_json(
             {

@@ -32,6 +32,23 @@ def seconds(text: str) -> float:
     return value
 
 
+def file_path(text: str) -> Path:
+    """-o FILE: a path; an empty one (`-o "$UNSET"`) is refused rather than read as `.`."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
+def folder_path(text: str) -> Path:
+    """-o DIR: a folder for several files; `-` (standard output) cannot hold them."""
+    if text.strip() in ("", "-"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a folder to write the files to (several files cannot go to "
+            "standard output)"
+        )
+    return Path(text)
+
+
 def common_parent(suppress: bool) -> argparse.ArgumentParser:
     """-q, -v and --color: accepted before the command and after it. On the command's own
     parser their defaults are suppressed, so a value given before the command survives."""
@@ -141,14 +158,14 @@ def ui_from_args(
     out = sys.stdout if stdout is None else stdout
     terminal = detect_terminal(out, getattr(args, "color", "auto") or "auto", env)
     verbosity = (getattr(args, "verbose", 0) or 0) - (getattr(args, "quiet", 0) or 0)
-    interactive = _isatty(sys.stdin) and _isatty(sys.stderr)
+    interactive = isatty(sys.stdin) and isatty(sys.stderr)
     return Ui(terminal=terminal, verbosity=verbosity, interactive=interactive)
 
 
 def detect_terminal(stream: TextIO | None, choice: str, env: Mapping[str, str]) -> Terminal:
     """The terminal `stream` is: its width when it is one (or COLUMNS), colour by --color
     (auto, always, never), NO_COLOR and FORCE_COLOR (set to anything non-empty), TERM=dumb."""
-    tty = _isatty(stream)
+    tty = isatty(stream)
     if choice == "always":
         colour = True
     elif choice == "never" or env.get("NO_COLOR"):
@@ -160,7 +177,7 @@ def detect_terminal(stream: TextIO | None, choice: str, env: Mapping[str, str]) 
     return Terminal(width=_width(tty, env), colour=colour)
 
 
-def _isatty(stream: TextIO | None) -> bool:
+def isatty(stream: TextIO | None) -> bool:
     try:
         return bool(stream is not None and stream.isatty())
     except (ValueError, OSError, AttributeError):

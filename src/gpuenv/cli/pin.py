@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gpuenv.cli.guard_options import env_options, lock_argument
+from gpuenv.cli.guard_options import env_options, keep_in_history, lock_argument
 from gpuenv.edges import output
 from gpuenv.errors import EXIT_OK
 
@@ -41,7 +41,7 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
 def run_pin(args: argparse.Namespace) -> int:
     from gpuenv.guard import actions
     from gpuenv.guard import pin as pins
-    from gpuenv.guard.envs import current, read_lock, remember
+    from gpuenv.guard.envs import current, read_lock
 
     state = current(args.python, args.timeout)
     lock = read_lock(args.lock) if args.lock else state.lock
@@ -50,7 +50,7 @@ def run_pin(args: argparse.Namespace) -> int:
     notes = [*_machine_notes(args.lock, lock, state.lock), *pins.unheld(state.lock, edits)]
     if not args.dry_run and edits:
         actions.apply_pin(prefix, edits)
-        remember(lock, "pin")
+        keep_in_history(lock, "pin", args.ui.quiet)
     _show(args, edits, "gpuenv pin", notes)
     return EXIT_OK
 

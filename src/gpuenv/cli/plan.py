@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuenv.cli.options import output_options, target_options
+from gpuenv.cli.options import file_path, folder_path, output_options, target_options
 from gpuenv.edges import output
 from gpuenv.edges.files import read_user_text
 from gpuenv.errors import EXIT_FINDINGS, EXIT_OK
@@ -48,9 +48,11 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         choices=INSTALLERS,
         help="what will install it (default: what manages the target env, else pip)",
     )
-    parser.add_argument("-o", "--output", type=Path, metavar="DIR", help="write the files here")
     parser.add_argument(
-        "--create", type=Path, metavar="PATH", help="create the env at PATH and check it"
+        "-o", "--output", type=folder_path, metavar="DIR", help="write the files here"
+    )
+    parser.add_argument(
+        "--create", type=file_path, metavar="PATH", help="create the env at PATH and check it"
     )
     parser.add_argument(
         "--existing-ok", action="store_true", help="with --create: install into an existing env"
@@ -96,7 +98,9 @@ def _print(
     if args.json:
         output.emit_json(plan_document(plan, rendered, code))
     else:
-        output.emit(render_plan_text(plan, rendered, written, args.ui.terminal))
+        output.emit(
+            render_plan_text(plan, rendered, written, args.ui.terminal, verbose=args.ui.verbose)
+        )
 
 
 def read_request(wants: list[str], files: list[Path]) -> Request:

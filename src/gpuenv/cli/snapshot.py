@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from gpuenv.cli.options import output_options, target_options
+from gpuenv.cli.options import file_path, output_options, target_options
 from gpuenv.edges import output
 from gpuenv.errors import EXIT_OK
 
@@ -21,7 +20,13 @@ def register(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     target_options(parser)
     output_options(parser)
-    parser.add_argument("-o", "--output", type=Path, metavar="FILE", help="write the JSON here")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=file_path,
+        metavar="FILE",
+        help="write the JSON here (- for standard output)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -31,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from gpuenv.render.snapshot_text import render_snapshot
 
     snapshot = load_target(args)
+    if args.output is not None and str(args.output) == "-":  # as `gpuenv lock -o -`
+        args.json, args.output = True, None
     if args.output:
         output.write_file(args.output, output.json_text(to_dict(snapshot)))
         if not args.ui.quiet:

@@ -7,5 +7,6 @@
   never through a link).
 
 Everything else goes through these modules, so that tests attack each gateway once instead of
-every caller. They import nothing from the rest of gpuenv but `errors`.
+every caller. They import nothing from the rest of gpuenv but `errors` and two pure text
+helpers of `render` (JSON text, printable text).
 """

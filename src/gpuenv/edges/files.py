@@ -12,7 +12,10 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+import select
 import stat
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Union
@@ -128,10 +131,17 @@ def read_fact(path: str, limit: int = LIMITS["probe"]) -> FileRead:
     return FileRead(path, data.decode("utf-8", "replace"))
 
 
+STDIN = "-"  # the name that means standard input, as for most tools
+
+
 def read_user_file(path: PathLike, kind: str, *, code: str = "cannot-read") -> bytes:
     """A file the user named (--from, -r, a lock): its bytes, or a GpuenvError that says why.
+    `-` is standard input (`gpuenv snapshot --json | gpuenv doctor --from -`), read with the
+    same cap; a FIFO named as a file is refused, as it could block for ever.
 
     `kind` picks the byte cap from LIMITS; a larger file is refused rather than cut."""
+    if str(path) == STDIN:
+        return read_standard_input(kind, code=code)
     limit = LIMITS[kind]
     try:
         data, more = read_bytes_capped(path, limit)
@@ -139,7 +149,9 @@ def read_user_file(path: PathLike, kind: str, *, code: str = "cannot-read") -> b
         raise GpuenvError("file-not-found", f"{path} does not exist") from None
     except NotRegular as exc:
         raise GpuenvError(
-            code, f"{path}: cannot read: it is {exc.strerror}", hints=("give a regular file",)
+            code,
+            f"{path}: cannot read: it is {exc.strerror}",
+            hints=("give a regular file, or pipe it in and give - to read standard input",),
         ) from None
     except OSError as exc:
         raise GpuenvError(code, f"{path}: cannot read: {problem_of(exc)}") from None
@@ -154,7 +166,7 @@ def read_stream(stream: BinaryIO, kind: str, name: str, *, code: str = "cannot-r
     """What a stream (standard input) holds, at most LIMITS[kind] bytes; more is refused."""
     limit = LIMITS[kind]
     try:
-        data = stream.read(limit + 1)
+        data = _read_to_end(stream, limit + 1)
     except OSError as exc:
         raise GpuenvError(code, f"{name}: cannot read: {problem_of(exc)}") from None
     if len(data) > limit:
@@ -164,6 +176,55 @@ def read_stream(stream: BinaryIO, kind: str, name: str, *, code: str = "cannot-r
             hints=("give the part of the log around the failure",),
         )
     return bytes(data)
+
+
+def _read_to_end(stream: BinaryIO, most: int) -> bytes:
+    """Up to `most` bytes, to the end of the stream, also where it is non-blocking (a pipe
+    another program set O_NONBLOCK on gives None or part of the data until more comes)."""
+    parts: list[bytes] = []
+    size = 0
+    while size < most:
+        try:
+            block = stream.read(min(_CHUNK, most - size))
+        except BlockingIOError:
+            block = None
+        if block is None:
+            _wait_readable(stream)
+            continue
+        if not block:
+            break
+        parts.append(bytes(block))
+        size += len(block)
+    return b"".join(parts)
+
+
+def _wait_readable(stream: BinaryIO) -> None:
+    try:
+        select.select([stream.fileno()], [], [], 1.0)
+    except (OSError, ValueError, AttributeError):
+        time.sleep(0.01)
+
+
+def read_standard_input(kind: str, *, code: str = "cannot-read") -> bytes:
+    """What is piped into gpuenv, at most LIMITS[kind] bytes. A terminal is refused: nothing
+    would tell the user that gpuenv waits for them to type a file."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise GpuenvError(code, "-: there is no standard input to read")
+    if _isatty(sys.stdin):
+        raise GpuenvError(
+            code,
+            "-: standard input is a terminal, not a file",
+            hints=("pipe the file in (`… < FILE`, `… | gpuenv …`), or name the file",),
+        )
+    return read_stream(stream, kind, "standard input", code=code)
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def decode_text(data: bytes, name: str, *, code: str = "cannot-read") -> str:
@@ -181,5 +242,9 @@ def read_user_text(path: PathLike, kind: str, *, code: str = "cannot-read") -> s
 
 
 def _size(limit: int) -> str:
-    mib = limit / (1024 * 1024)
-    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
+    """A cap in the words the docs use for it: 64 MiB, 2 MB."""
+    if limit % (1024 * 1024) == 0:
+        return f"{limit // (1024 * 1024)} MiB"
+    if limit % 1_000_000 == 0:
+        return f"{limit // 1_000_000} MB"
+    return f"{limit} bytes"

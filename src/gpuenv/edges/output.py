@@ -15,17 +15,21 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
+import secrets
+import select
 import stat
 import sys
-import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from gpuenv.edges.files import describe_mode
 from gpuenv.errors import GpuenvError
 from gpuenv.render.jsontext import json_text
+from gpuenv.render.layout import printable
 
 __all__ = [
     "drop_stdout",
@@ -35,6 +39,9 @@ __all__ = [
     "relay",
     "remove_file",
     "say",
+    "start_run",
+    "stderr_stream",
+    "stdout_used",
     "write_file",
     "write_tree",
 ]
@@ -91,7 +98,22 @@ def emit_json(document: Any) -> None:
     _write(json_text(document), json_bytes=True)
 
 
+_STDOUT = {"used": False}  # whether this run has written to standard output yet
+
+
+def stdout_used() -> bool:
+    """Whether anything was written to stdout since `start_run`: an error told as JSON must not
+    follow a document already there (two documents are not one valid JSON text)."""
+    return _STDOUT["used"]
+
+
+def start_run() -> None:
+    """A command starts (the CLI calls this, as a library caller may run several)."""
+    _STDOUT["used"] = False
+
+
 def _write(text: str, json_bytes: bool) -> None:
+    _STDOUT["used"] = True
     stream = sys.stdout
     if stream is None:
         raise GpuenvError("cannot-write", "cannot write the output: standard output is closed")
@@ -116,10 +138,41 @@ def _write_to(stream: TextIO, text: str, json_bytes: bool) -> None:
         stream.write(text if json_bytes else encodable(text, encoding))
         stream.flush()
         return
-    stream.flush()  # anything written as text before must come first
+    _until_done(stream.flush, buffer)  # anything written as text before must come first
     data = text.encode("utf-8") if json_bytes else _encode(text, encoding)
-    buffer.write(data)
-    buffer.flush()
+    _write_all(buffer, data)
+
+
+def _write_all(buffer: Any, data: bytes) -> None:
+    """All of `data`, even where standard output is non-blocking (a descriptor shared with a
+    program that set O_NONBLOCK on it): there a write may take part of the data, or none and
+    raise BlockingIOError, and the rest must wait until the reader makes room."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = buffer.write(view) or 0
+        except BlockingIOError as exc:
+            written = exc.characters_written
+        if written < len(view):
+            _wait_writable(buffer)
+        view = view[written:]
+    _until_done(buffer.flush, buffer)
+
+
+def _until_done(flush: Any, buffer: Any) -> None:
+    while True:
+        try:
+            flush()
+            return
+        except BlockingIOError:
+            _wait_writable(buffer)
+
+
+def _wait_writable(buffer: Any) -> None:
+    try:
+        select.select([], [buffer.fileno()], [], 1.0)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        time.sleep(0.01)
 
 
 def _encode(text: str, encoding: str | None) -> bytes:
@@ -139,24 +192,52 @@ def _known(codec: str) -> bool:
 
 
 def say(text: str) -> None:
-    """A line for the user on stderr (progress, where a file went); never fails the command."""
-    stream = sys.stderr
-    if stream is None:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        stream.write(encodable(text, getattr(stream, "encoding", None)) + "\n")
-        stream.flush()
+    """A line for the user on stderr (progress, where a file went, an error); never fails the
+    command. Its lines may quote untrusted text (a file name read from a requirements file, a
+    value from someone's snapshot): controls and bidirectional overrides are shown as escapes,
+    never sent to the terminal."""
+    _to_stderr("\n".join(printable(part) for part in text.split("\n")) + "\n")
 
 
 def relay(text: str) -> None:
     """Pass a child's output on to stderr as it comes (an installer's progress), unchanged but
     for what the stream's encoding cannot carry."""
+    _to_stderr(text)
+
+
+class _RelayedStderr(io.TextIOBase):
+    """Standard error as a text stream that goes through `relay`."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        relay(text)
+        return len(text)
+
+
+def stderr_stream() -> TextIO:
+    """Standard error as a stream for code that writes progress to one (an installer's output
+    during `plan --create`): what the encoding lacks as ASCII, whole on a non-blocking stream,
+    and never an exception, a closed stderr included."""
+    return cast(TextIO, _RelayedStderr())
+
+
+def _to_stderr(text: str) -> None:
+    """Whole, like standard output (a non-blocking stderr included); a stderr that fails is
+    not the command's failure."""
     stream = sys.stderr
     if stream is None:
         return
-    with contextlib.suppress(OSError, ValueError):
-        stream.write(encodable(text, getattr(stream, "encoding", None)))
-        stream.flush()
+    encoding = getattr(stream, "encoding", None)
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        buffer = getattr(stream, "buffer", None)
+        if buffer is None:
+            stream.write(encodable(text, encoding))
+            stream.flush()
+            return
+        _until_done(stream.flush, buffer)
+        _write_all(buffer, _encode(text, encoding))
 
 
 def drop_stdout() -> None:
@@ -172,7 +253,8 @@ def drop_stdout() -> None:
 
 
 def write_file(path: Path | str, content: str | bytes, *, executable: bool = False) -> Path:
-    """Write `content` to `path` whole or not at all, keeping an existing file's permissions.
+    """Write `content` to `path` whole or not at all, keeping an existing file's permissions
+    (a new file gets the umask's, as any program's would).
 
     Anything at `path` that is not a regular file (a link, a FIFO, a device, a directory) is
     refused, never replaced."""
@@ -185,10 +267,10 @@ def write_file(path: Path | str, content: str | bytes, *, executable: bool = Fal
             hints=("give the path of a new or regular file",),
         )
     data = content.encode("utf-8") if isinstance(content, str) else content
-    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o644
-    if executable:
-        mode |= 0o111
-    _replace_atomically(target, data, mode)
+    keep = stat.S_IMODE(existing.st_mode) if existing is not None else None
+    if keep is not None and executable:
+        keep |= (keep & 0o444) >> 2  # run bits wherever read bits are
+    _replace_atomically(target, data, keep, executable)
     return target
 
 
@@ -224,21 +306,42 @@ def _lstat(path: Path) -> os.stat_result | None:
         raise GpuenvError("cannot-write", f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def _replace_atomically(target: Path, data: bytes, mode: int) -> None:
-    temp: str | None = None
+def _replace_atomically(target: Path, data: bytes, keep: int | None, executable: bool) -> None:
+    """A temporary file beside `target`, then a rename over it. A new file is created with
+    0o666 (0o777 when executable) and the kernel applies the umask; `keep` is an existing
+    file's mode. The temporary file never outlives a failure, Ctrl-C included."""
+    temp: Path | None = None
     try:
-        handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        handle, temp = _temporary_beside(target, 0o777 if executable else 0o666)
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temp, mode)
+        if keep is not None:
+            os.chmod(temp, keep)
         os.replace(temp, target)
+        temp = None
     except OSError as exc:
+        raise GpuenvError("cannot-write", f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
         if temp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
-        raise GpuenvError("cannot-write", f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+_TEMP_STEM = 64  # characters of the target's name kept in the temporary one (NAME_MAX is 255)
+
+
+def _temporary_beside(target: Path, mode: int) -> tuple[int, Path]:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _attempt in range(100):
+        temp = target.parent / f".{target.name[:_TEMP_STEM]}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(temp, flags, mode), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free name for a temporary file")
 
 
 def write_tree(
@@ -247,37 +350,82 @@ def write_tree(
     """Write `files` (relative POSIX names) under `folder`, creating sub-folders.
 
     `folder` itself may be a link (the user named it); below it, a link or a name leading out
-    of it (absolute, `..`) is refused, so nothing is written outside the folder given."""
+    of it (absolute, `..`, a drive or a device name on Windows) is refused, so nothing is
+    written outside the folder given. Every target is checked before the first is written: a
+    refusal leaves the folder as it was."""
     root = Path(folder)
+    _refuse_as_folder(root, root)
+    targets = {name: _inside(root, name) for name in files}
+    for path in targets.values():
+        _check_target(path, root)
     _make_folder(root, root)
     run_bits = set(executable)
     written = []
-    for name in files:
-        path = _inside(root, name)
+    for name, path in targets.items():
+        for parent in _folders_between(root, path):
+            _make_folder(parent, root)
         written.append(write_file(path, files[name], executable=name in run_bits))
     return written
 
 
+# Names Windows gives to devices, whatever the extension (nul.txt is the null device there)
+_WINDOWS_DEVICES = {"con", "prn", "aux", "nul", "conin$", "conout$"} | {
+    f"{kind}{n}" for kind in ("com", "lpt") for n in range(1, 10)
+}
+
+
 def _inside(root: Path, name: str) -> Path:
+    """`root`/`name`, for a name that can only mean a file below `root` on every system."""
     parts = PurePosixPath(name).parts
-    if not parts or PurePosixPath(name).is_absolute() or ".." in parts or "\\" in name:
+    portable = all(
+        part not in (".", "..")
+        and ":" not in part  # a drive (C:x) or an NTFS stream (file:stream)
+        and part.split(".")[0].lower() not in _WINDOWS_DEVICES
+        and part == part.rstrip(". ")  # Windows drops trailing dots and spaces
+        for part in parts
+    )
+    if not parts or PurePosixPath(name).is_absolute() or "\\" in name or not portable:
         raise GpuenvError("cannot-write", f"{name!r} is not a file name inside {root}")
-    here = root
-    for part in parts[:-1]:
-        here = here / part
-        _make_folder(here, root)
-    return here / parts[-1]
+    return root.joinpath(*parts)
+
+
+def _folders_between(root: Path, path: Path) -> list[Path]:
+    """The folders from below `root` down to `path`'s own."""
+    relative = path.relative_to(root)
+    return [root / sub for sub in reversed(relative.parents) if sub != Path(".")]
+
+
+def _check_target(path: Path, root: Path) -> None:
+    """Refuse now what writing `path` would refuse later: a link or a non-folder on the way,
+    something other than a regular file at the end."""
+    for parent in _folders_between(root, path):
+        if _lstat(parent) is None:
+            return
+        _refuse_as_folder(parent, root)
+    info = _lstat(path)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise GpuenvError(
+            "not-a-regular-file",
+            f"{path} is {describe_mode(info.st_mode)}; gpuenv writes only regular files",
+            hints=(f"remove it, or give another folder than {root}",),
+        )
 
 
 def _make_folder(path: Path, root: Path) -> None:
-    info = _lstat(path)
-    if info is None:
+    if _lstat(path) is None:
         try:
             path.mkdir(parents=path == root)
         except OSError as exc:
             raise GpuenvError(
                 "cannot-write", f"cannot create {path}: {exc.strerror or exc}"
             ) from None
+        return
+    _refuse_as_folder(path, root)
+
+
+def _refuse_as_folder(path: Path, root: Path) -> None:
+    info = _lstat(path)
+    if info is None:
         return
     if path != root and stat.S_ISLNK(info.st_mode):
         raise GpuenvError(

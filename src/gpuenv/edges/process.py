@@ -27,6 +27,9 @@ TAIL_BYTES = 1024 * 1024
 # After the child exits, how long a descendant may go on writing into its pipes before gpuenv
 # stops listening (it is then killed with the group, or abandoned if it left the group).
 EXIT_GRACE_S = 0.2
+# ... and how long at most, even while output keeps coming (a descendant that left the group
+# and never stops writing would otherwise hold gpuenv until the deadline).
+EXIT_DRAIN_S = 2.0
 _READ = 64 * 1024
 _POLL_S = 0.1  # how often a wait looks at the stop flag and the child's exit
 
@@ -100,7 +103,8 @@ class _Kept:
 
 # -- the running children, so that an interrupt can stop them all --------------------------------
 
-_RUNNING: set[subprocess.Popen[bytes]] = set()
+# each running child: its argv, when it started, and whether its output is relayed as it comes
+_RUNNING: dict[subprocess.Popen[bytes], tuple[tuple[str, ...], float, bool]] = {}
 _LOCK = threading.Lock()
 _STOPPING = threading.Event()
 
@@ -109,10 +113,18 @@ def stop_all() -> None:
     """Kill every running child's group now and refuse new children: after Ctrl-C or SIGTERM,
     threads waiting for commands must not sit out their timeouts, nor start the next one."""
     _STOPPING.set()
+    with _LOCK:  # held while signalling: a child leaves _RUNNING before it is reaped
+        for proc in list(_RUNNING):
+            _kill_group(proc)
+
+
+def waiting_on() -> list[tuple[tuple[str, ...], float]]:
+    """The children running now whose output is not shown as it comes, with how many seconds
+    each has run, longest first (for a "still waiting for nvidia-smi" note)."""
+    now = time.monotonic()
     with _LOCK:
-        running = list(_RUNNING)
-    for proc in running:
-        _kill_group(proc)
+        quiet = [(args, now - start) for args, start, shown in _RUNNING.values() if not shown]
+    return sorted(quiet, key=lambda item: -item[1])
 
 
 def allow_runs() -> None:
@@ -176,7 +188,7 @@ def _run(
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
         return CommandResult(args, None, error=_start_error(args[0] if args else "", exc))
     with _LOCK:
-        _RUNNING.add(proc)
+        _RUNNING[proc] = (args, start, on_text is not None)
     try:
         if _STOPPING.is_set():  # stop_all ran between the check and the registration
             _kill_group(proc)
@@ -188,8 +200,6 @@ def _run(
         raise
     finally:
         _finish(proc)
-        with _LOCK:
-            _RUNNING.discard(proc)
     elapsed = time.monotonic() - start
     # killed by stop_all while its pipes were closing: still an interrupted run, not an exit code
     killed = proc.returncode is None or proc.returncode < 0
@@ -271,7 +281,7 @@ def _pump_posix(
 
 class _Watch:
     """When to stop reading: gpuenv interrupted, the deadline, or the child gone and its pipes
-    quiet for a moment (a descendant it left behind holds them)."""
+    quiet for a moment or, still written to by a descendant it left behind, for a while."""
 
     def __init__(self, proc: subprocess.Popen[bytes], deadline: float, outcome: _Outcome) -> None:
         self.proc = proc
@@ -290,9 +300,10 @@ class _Watch:
             return True
         if self.exited_at is None and _exited(self.proc):
             self.exited_at = now
-        return self.exited_at is not None and now - max(self.exited_at, self.last_data) > (
-            EXIT_GRACE_S
-        )
+        if self.exited_at is None:
+            return False
+        quiet = now - max(self.exited_at, self.last_data) > EXIT_GRACE_S
+        return quiet or now - self.exited_at > EXIT_DRAIN_S
 
     def wait(self) -> float:
         return max(min(self.deadline - time.monotonic(), _POLL_S), 0.0)
@@ -395,8 +406,12 @@ def _write_all(pipe: object, data: bytes) -> None:  # pragma: no cover - Windows
 
 def _finish(proc: subprocess.Popen[bytes]) -> None:
     """Kill what is left of the group (a timed-out child, or descendants a finished child left
-    in it), reap the child, close our ends of the pipes."""
+    in it), reap the child, close our ends of the pipes. The child leaves _RUNNING first:
+    once reaped, its pid (its group's id) may be given to another process, which `stop_all`
+    must then never signal."""
     _kill_group(proc)
+    with _LOCK:
+        _RUNNING.pop(proc, None)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
     for pipe in (proc.stdin, proc.stdout, proc.stderr):

@@ -37,8 +37,9 @@ def make_fix(
     built = builder(facts, snapshot, kb) if builder else None
     if built is not None:
         return built
-    hints = [h for hit in hits if hit.cause == cause for h in hit.pattern.hints]
-    return Fix(summary=hints[0], notes=tuple(dict.fromkeys(hints[1:]))) if hints else None
+    # two lines that match one pattern give its hints twice: each is said once
+    hints = list(dict.fromkeys(h for hit in hits if hit.cause == cause for h in hit.pattern.hints))
+    return Fix(summary=hints[0], notes=tuple(hints[1:])) if hints else None
 
 
 def _value(facts: Sequence[Fact], name: str) -> str | None:

@@ -42,7 +42,8 @@ def _columns(columns: tuple[str, ...], cells: list[list[str]], width: int | None
                 break
             used += (_GAP if shown else 0) + size
             shown += 1
-    doc = [_row(columns[:shown], widths), _row(tuple("-" * w for w in widths[:shown]), widths)]
+    rule = tuple("-" * min(w, width or w) for w in widths[:shown])  # a long first cell
+    doc = [_row(columns[:shown], widths), _row(rule, widths)]
     doc += [_row(tuple(row[:shown]), widths) for row in cells]
     if shown < len(columns):
         hidden = ", ".join(columns[shown:])

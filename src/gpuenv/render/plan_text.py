@@ -21,13 +21,18 @@ def render_plan_text(
     rendered: Rendered,
     written: Sequence[str] = (),
     terminal: Terminal | None = None,
+    verbose: bool = False,
 ) -> str:
-    return to_text(plan_doc(plan, rendered, written), terminal or Terminal())
+    return to_text(plan_doc(plan, rendered, written, verbose), terminal or Terminal())
 
 
-def plan_doc(plan: Plan, rendered: Rendered, written: Sequence[str] = ()) -> Doc:
+def plan_doc(
+    plan: Plan, rendered: Rendered, written: Sequence[str] = (), verbose: bool = False
+) -> Doc:
     """The plan for a person: target and verdict, each env's choices with the candidates passed
-    over, notes, and the install commands (runnable as printed)."""
+    over (the first few, or with `verbose` every one), notes, and the install commands
+    (runnable as printed)."""
+    passed = _Passed(verbose)
     doc: Doc = [
         line((_title(plan), "heading")),
         line("target: ", target_line(plan)),
@@ -38,16 +43,16 @@ def plan_doc(plan: Plan, rendered: Rendered, written: Sequence[str] = ()) -> Doc
     doc += section("trade-offs:", [line("- ", t.text) for t in plan.tradeoffs])
     if plan.container:
         doc += [line("base image: ", plan.container.image), line(plan.container.why, indent=2)]
-        doc += _rejections(plan.container.rejected, "passed over: ", 2)
+        doc += passed(plan.container.rejected, "passed over: ", 2)
         doc.append(blank())
     for env in plan.envs:
         cuda = f", CUDA {env.cuda_major}" if env.cuda_major else ""
         doc.append(line((f"{env.name} (Python {env.python or '?'}{cuda})", "bold")))
         for package in env.packages:
-            doc += _package(package)
+            doc += _package(package, passed)
         doc.append(blank())
-    doc += _djl(plan)
-    doc += _unplaced(plan)
+    doc += _djl(plan, passed)
+    doc += _unplaced(plan, passed)
     doc += section("notes:", [line("- ", n) for n in (*plan.notes, *rendered.notes)])
     doc += _install(plan, rendered, written)
     return doc
@@ -85,31 +90,39 @@ def _verdict(plan: Plan) -> str:
     return f"no fit for {placed}"
 
 
-def _package(package: PackageChoice) -> Doc:
+def _package(package: PackageChoice, passed: _Passed) -> Doc:
     shown = conda_spec(package) or package.requirement
     doc = [line((f"{shown:<40} ", "bold"), package.why, indent=2, hang=4)]
     if package.min_driver and not package.companion_of:
         how = package.driver_how or "unchecked"
         doc.append(line(f"needs driver ≥ {package.min_driver} ({how})", indent=6))
-    doc += _rejections(package.rejected, "passed over: ", 6)
+    doc += passed(package.rejected, "passed over: ", 6)
     return doc
 
 
-def _rejections(rejected: Sequence[Rejection], lead: str, indent: int) -> Doc:
-    if not rejected:
-        return []
-    shown = _condensed(rejected)
-    doc = [
-        line(lead if n == 0 else " " * len(lead), text, indent=indent, hang=len(lead) + 2)
-        for n, text in enumerate(shown[:SHOWN_REJECTIONS])
-    ]
-    if len(shown) > SHOWN_REJECTIONS:
-        more = f"… {len(shown) - SHOWN_REJECTIONS} more (--json lists every one)"
-        doc.append(line(" " * len(lead), more, indent=indent))
-    return doc
+class _Passed:
+    """The candidates passed over, as lines: the first SHOWN_REJECTIONS with runs of one
+    reason merged, or (-v) every one."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+
+    def __call__(self, rejected: Sequence[Rejection], lead: str, indent: int) -> Doc:
+        if not rejected:
+            return []
+        shown = _condensed(rejected, merge=not self.verbose)
+        limit = len(shown) if self.verbose else SHOWN_REJECTIONS
+        doc = [
+            line(lead if n == 0 else " " * len(lead), text, indent=indent, hang=len(lead) + 2)
+            for n, text in enumerate(shown[:limit])
+        ]
+        if len(shown) > limit:
+            more = f"… {len(shown) - limit} more (-v or --json lists every one)"
+            doc.append(line(" " * len(lead), more, indent=indent))
+        return doc
 
 
-def _condensed(rejected: Sequence[Rejection]) -> list[str]:
+def _condensed(rejected: Sequence[Rejection], merge: bool = True) -> list[str]:
     """One line per candidate (its reasons joined), runs of the same single reason merged."""
     per: dict[str, list[str]] = {}
     for rejection in rejected:
@@ -118,7 +131,7 @@ def _condensed(rejected: Sequence[Rejection]) -> list[str]:
     last_reason, run = "", 0
     for candidate, reasons in per.items():
         reason = "; ".join(dict.fromkeys(reasons))
-        if reason == last_reason and len(reasons) == 1:
+        if merge and reason == last_reason and len(reasons) == 1:
             run += 1
             continue
         if run:
@@ -130,24 +143,24 @@ def _condensed(rejected: Sequence[Rejection]) -> list[str]:
     return lines
 
 
-def _djl(plan: Plan) -> Doc:
+def _djl(plan: Plan, passed: _Passed) -> Doc:
     djl = plan.djl
     if djl is None:
         return []
     doc = [line((f"DJL {djl.djl}: PyTorch {djl.pytorch} ({djl.flavor})", "bold"))]
     doc.append(line(djl.why, indent=2))
     doc += [verbatim(f"{name}={value}", indent=2) for name, value in djl.env]
-    doc += _rejections(djl.rejected, "passed over: ", 2)
+    doc += passed(djl.rejected, "passed over: ", 2)
     return [*doc, blank()]
 
 
-def _unplaced(plan: Plan) -> Doc:
+def _unplaced(plan: Plan, passed: _Passed) -> Doc:
     if plan.verdict != NO_FIT:
         return []
     doc: Doc = []
     for unplaced in plan.unplaced:
         doc.append(line((f"{unplaced.package}: nothing fits", "error")))
-        doc += _rejections(unplaced.rejected, "", 2) or [
+        doc += passed(unplaced.rejected, "", 2) or [
             line("(no candidate in the knowledge base)", indent=2)
         ]
     changes = section("smallest change:", [line("- ", c.text) for c in plan.changes])

@@ -83,13 +83,17 @@ def _print_line(console: Console, ln: Line, width: int) -> None:
     if ln.verbatim or not ln.text:
         console.print(_rich_text(ln.spans, ln.indent), crop=False, soft_wrap=True)
         return
-    first, room = max(width - ln.indent, 10), max(width - ln.indent - ln.hang, 10)
+    # a hanging indent that would leave the continuation lines a sliver (the doctor's stack at
+    # 40 columns: one word a line) hangs less, so they keep MIN_ROOM cells
+    hang = min(ln.hang, max(width - ln.indent - MIN_ROOM, 2))
+    first, room = max(width - ln.indent, 10), max(width - ln.indent - hang, 10)
     for number, part in enumerate(wrap_spans(ln.spans, first, room)):
-        pad = ln.indent + (ln.hang if number else 0)
+        pad = ln.indent + (hang if number else 0)
         console.print(_rich_text(part, pad), crop=False, soft_wrap=True)
 
 
 _WORDS = re.compile(r"( +)")
+MIN_ROOM = 24  # cells a wrapped line's continuation keeps, however deep its hang
 
 
 def wrap_spans(spans: Sequence[Span], first: int, room: int) -> list[list[Span]]:

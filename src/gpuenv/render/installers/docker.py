@@ -47,7 +47,7 @@ def render_docker(plan: Plan, where: Where | None = None) -> Rendered:
     folder = where.folder if where.folder is not None else "DIR"
     commands = (
         f"docker build -t gpu-env {q(folder)}",
-        'docker run --rm --gpus all gpu-env python -c "import sys; print(sys.version)"',
+        f'docker run --rm{_gpus(plan)} gpu-env python -c "import sys; print(sys.version)"',
     )
     notes: list[str] = []
     if len(plan.envs) > 1:
@@ -78,3 +78,9 @@ def render_docker(plan: Plan, where: Where | None = None) -> Rendered:
     return Rendered(
         files=files, commands=commands, notes=tuple(notes), needs_files=where.folder is None
     )
+
+
+def _gpus(plan: Plan) -> str:
+    """`--gpus all` only for a target with a GPU: without the NVIDIA container toolkit Docker
+    refuses to start the container with it (could not select device driver)."""
+    return " --gpus all" if plan.target.gpus else ""
