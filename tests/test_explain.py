@@ -125,6 +125,54 @@ def test_a_pasted_collect_env_becomes_the_reporters_machine() -> None:
     assert explanation.fix is not None and "torch==2.1.1+cu1" in " ".join(explanation.fix.commands)
 
 
+NO_VERSION = "ERROR: Could not find a version that satisfies the requirement {} (from versions: {})"
+
+
+def _wheel_row(package: str, version: str) -> Any:
+    return next(
+        r
+        for r in KB.rows("wheels", "release")
+        if r["package"] == package and r["version"] == version
+    )
+
+
+def test_a_release_without_wheels_for_this_python_gets_the_pythons_it_has() -> None:
+    """The fix names the Pythons of the release asked for (wheels.toml), the reporter's Python,
+    the first later release for that Python, and commands for an environment that fits."""
+    tags = _wheel_row("torch", "1.12.0")["python_tags"]
+    assert "cp311" not in tags and "cp310" in tags
+    text = NO_VERSION.format("torch==1.12.0", "1.13.0, 2.0.0") + "\nPython 3.11.4\n"
+    explanation = explain_text(text, KB)
+    assert explanation.cause == "python_version_unsupported" and explanation.fix is not None
+    summary = explanation.fix.summary
+    assert "CPython 3.7-3.10 only, this Python is 3.11" in summary
+    assert "torch 1.13.0, the first release after it for Python 3.11" in summary
+    assert explanation.fix.commands == (
+        "python3.10 -m venv .venv",
+        ".venv/bin/python -m pip install torch==1.12.0",
+    )
+    silent = explain_text(NO_VERSION.format("torch==1.12.0", "2.0.0"), KB).fix
+    assert silent is not None and "CPython 3.7-3.10 only: install it with one" in silent.summary
+
+
+def test_a_python_newer_than_every_release_is_said_so_on_its_platform() -> None:
+    text = (
+        "C:\\Users\\me> pip install tensorflow\n" + NO_VERSION.format("tensorflow", "none") + "\n"
+        "Windows 10, Python 3.99.0\n"
+    )
+    fix = explain_text(text, KB).fix
+    newest = max(
+        (r for r in KB.rows("wheels", "release") if r["package"] == "tensorflow"),
+        key=lambda r: tuple(int(p) for p in r["version"].split(".")[:3]),
+    )
+    assert fix is not None
+    assert fix.summary.startswith(
+        f"No tensorflow release has wheels for CPython 3.99 on windows-x86_64; the newest, "
+        f"{newest['version']}"
+    )
+    assert fix.commands[1] == ".venv\\Scripts\\python -m pip install tensorflow"
+
+
 def test_a_message_matched_on_two_lines_gives_its_fix_once() -> None:
     """A traceback shows the raise and the error line; both match one pattern."""
     text = (

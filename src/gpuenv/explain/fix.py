@@ -14,7 +14,9 @@ from gpuenv.explain.model import Fact
 from gpuenv.explain.scan import Hit
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
+from gpuenv.kb.model import Row
 from gpuenv.kb.query.cuda import mvc_min_driver, pip_package, toolkit_min_driver
+from gpuenv.kb.show import python_span
 from gpuenv.parse.pip import parse_wheel_name
 from gpuenv.versions import CudaVersion
 
@@ -159,6 +161,112 @@ def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
     return plan_fix([name], snapshot, kb)
 
 
+def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    """The Pythons the named release (or any release of the package) has wheels for, from the
+    index's file lists in wheels.toml, against the reporter's Python; else the planner's fix."""
+    spec = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*))?", _requirement(facts))
+    if spec is None:
+        return None
+    name, version = spec.group(1).lower().replace("_", "-"), spec.group(2)
+    releases = [r for r in kb.rows("wheels", "release") if r["package"] == name]
+    python = _python_of(facts, snapshot)
+    platform = _platform_of(snapshot)
+    fits = [r for r in releases if _serves(r, python, platform)] if python else []
+    row = next((r for r in releases if version and r["version"] == version), None)
+    if row is not None and (python is None or not _serves(row, python, None)):
+        span = python_span(row["python_tags"])
+        if python is None:
+            return _python_env_fix(
+                f"{name} {version} has wheels for CPython {span} only: install it with one of "
+                "those Pythons (pip lists only the releases that have a wheel for the Python "
+                "it runs on).",
+                row,
+                f"{name}=={version}",
+                snapshot,
+            )
+        later = [r for r in fits if _release_key(r) >= _release_key(row)]
+        nearest = min(later, key=_release_key, default=None)
+        other = (
+            f", or {name} {nearest['version']}, the first release after it for Python {python}"
+            if nearest
+            else ""
+        )
+        return _python_env_fix(
+            f"{name} {version} has wheels for CPython {span} only, this Python is {python}: "
+            f"install it in a Python {span} environment{other}.",
+            row,
+            f"{name}=={version}",
+            snapshot,
+        )
+    if releases and python and not version and not fits:
+        newest = max(releases, key=_release_key)
+        where = f" on {platform}" if platform else ""
+        span = python_span(newest["python_tags"])
+        return _python_env_fix(
+            f"No {name} release has wheels for CPython {python}{where}; the newest, "
+            f"{newest['version']}, has them for CPython {span}: use one of those Pythons.",
+            newest,
+            name,
+            snapshot,
+        )
+    return _package_fix(facts, snapshot, kb)
+
+
+def _requirement(facts: Sequence[Fact]) -> str:
+    """The requirement pip could not satisfy, with its version when the line names one."""
+    fact = next((f for f in facts if f.name == "package"), None)
+    if fact is None:
+        return ""
+    named = re.search(r"requirement\s+(" + re.escape(fact.value) + r"\s*[^\s(]*)", fact.raw)
+    return named.group(1) if named else fact.value
+
+
+def _python_env_fix(summary: str, row: Row, requirement: str, snapshot: Snapshot) -> Fix:
+    minors = [int(t[3:]) for t in row["python_tags"] if re.fullmatch(r"cp3\d+", t)]
+    if not minors:
+        return Fix(summary, (), "pip")
+    newest = f"3.{max(minors)}"
+    if snapshot.host.os.value == "windows":
+        commands = (
+            f"py -{newest} -m venv .venv",
+            f".venv\\Scripts\\python -m pip install {requirement}",
+        )
+    else:
+        commands = (
+            f"python{newest} -m venv .venv",
+            f".venv/bin/python -m pip install {requirement}",
+        )
+    return Fix(summary, commands, "pip")
+
+
+def _python_of(facts: Sequence[Fact], snapshot: Snapshot) -> str | None:
+    env = snapshot.python_env
+    version = (env.python_version if env else None) or _value(facts, "python_version")
+    found = re.match(r"(3)\.(\d+)", version or "")
+    return f"{found.group(1)}.{found.group(2)}" if found else None
+
+
+def _platform_of(snapshot: Snapshot) -> str | None:
+    """linux-x86_64 … as wheels.toml names platforms; None when the text did not say."""
+    host = snapshot.host
+    if host.os.source == "assumed" or host.os.value not in ("linux", "windows", "macos"):
+        return None
+    arch = "arm64" if host.os.value == "macos" else str(host.arch.value or "x86_64")
+    return f"{host.os.value}-{arch}"
+
+
+def _serves(row: Row, python: str, platform: str | None) -> bool:
+    tag = "cp" + python.replace(".", "")
+    platforms = row.get("platforms", [])
+    return tag in row["python_tags"] and (
+        platform is None or platform in platforms or "any" in platforms
+    )
+
+
+def _release_key(row: Row) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", str(row["version"]))[:3])
+
+
 def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
     wheel = parse_wheel_name(_value(facts, "wheel") or "")
     if wheel is None:
@@ -220,7 +328,7 @@ BUILDERS = {
     "container_driver_mismatch": _container_fix,
     "cpu_only_build": _framework_fix,
     "gpu_arch_unsupported": _framework_fix,
-    "python_version_unsupported": _package_fix,
+    "python_version_unsupported": _python_fix,
     "wrong_platform_wheel": _wheel_fix,
     "missing_cuda_lib": _library_fix,
     "solver_conflict": _conda_fix,
