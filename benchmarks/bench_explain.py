@@ -45,6 +45,7 @@ MIB = 1024 * 1024
 CORPUS_NAMES = {
     "error-cases.jsonl": "the project corpus",
     "error-cases.fresh.jsonl": "the fresh cases (collected before tuning on them)",
+    "error-cases.fresh2.jsonl": "the second fresh cases (collected blind on 2026-11-24, never tuned on)",
     "error-cases.dev.jsonl": "the dev corpus",
 }
 

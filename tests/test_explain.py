@@ -254,6 +254,18 @@ def test_huge_lines_and_deep_quoting_stay_bounded() -> None:
     assert explain_text("(" * 200_000 + "[" * 200_000, KB).cause is None
 
 
+def test_a_message_at_the_end_of_a_log_is_found_whatever_came_before() -> None:
+    """Rule: a needle's occurrences are kept at the start and at the end of a text, so the error
+    at the end of a long log is found even when its words filled the log before."""
+    from gpuenv.explain.needles import MAX_HITS
+
+    noise = "".join(f"epoch {n}: pytorch step ok\n" for n in range(MAX_HITS * 3))
+    tail = "pytorch                   1.11.0              py3.8_cpu_0    pytorch\n"
+    explanation = explain_text(noise + tail, KB)
+    assert explanation.cause == "cpu_only_build"
+    assert [e.line for e in explanation.evidence] == [MAX_HITS * 3 + 1]
+
+
 def test_every_pasted_report_cut_at_every_line() -> None:
     """Rule: a paste that ends early gives the facts it holds and no exception."""
     for report in rows(_need(DEV / "pasted-reports.dev.jsonl")):

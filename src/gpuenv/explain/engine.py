@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from gpuenv.diagnose.findings import Finding
 from gpuenv.explain.fix import make_fix
+from gpuenv.explain.lexicon import Guess, guess
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
 from gpuenv.explain.needles import compile_needles, locate
 from gpuenv.explain.rank import counting, rank
@@ -50,13 +51,16 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     findings = _findings(snapshot, kb)
     counted = counting(hits, fact_values(facts, snapshot), compiled(kb).rules)
     ranked = rank(counted, findings)
+    guessed = guess(text.lower, kb) if not ranked else None
+    if guessed is not None:
+        ranked = [Candidate(guessed.cause, guessed.confidence, ())]
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
     fix = make_fix(top.cause, facts, snapshot, findings, counted, kb) if top else None
     return Explanation(
         cause=top.cause if top else None,
         confidence=top.confidence if top else 0.0,
-        summary=_summary(top, counted, findings, len(text.lines)),
+        summary=_summary(top, counted, findings, len(text.lines), guessed),
         alternatives=tuple(ranked[1:]),
         evidence=_evidence(counted, top),
         facts=tuple(all_facts),
@@ -66,6 +70,8 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
         reports=tuple(kinds),
         lines=len(text.lines),
         notes=_notes(snapshot, local is not None),
+        basis=("words" if guessed else "messages") if top else "",
+        words=guessed.words if guessed else (),
     )
 
 
@@ -113,10 +119,19 @@ def _evidence(hits: Sequence[Hit], top: Candidate | None) -> tuple[Evidence, ...
 
 
 def _summary(
-    top: Candidate | None, hits: Sequence[Hit], findings: Sequence[Finding], lines: int
+    top: Candidate | None,
+    hits: Sequence[Hit],
+    findings: Sequence[Finding],
+    lines: int,
+    guessed: Guess | None,
 ) -> str:
     if top is None:
         return f"No known failure message found in the text ({lines} line(s))."
+    if guessed is not None:
+        return (
+            f"{top.cause}: no known failure message was found; the words of the text "
+            f"({', '.join(guessed.words)}) are most like those of {top.cause} reports"
+        )
     hit = next((h for h in hits if h.cause == top.cause), None)
     if hit is not None:
         return f"{top.cause}: {hit.title} (line {hit.line + 1})"

@@ -63,6 +63,11 @@ class Explanation:
     reports: tuple[str, ...] = ()  # the diagnostic outputs found in the text: "collect_env" …
     lines: int = 0  # lines in the text
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # "messages": recognised messages (and the doctor's findings) point to the cause; "words":
+    # none was found and the cause is a guess from the text's words (gpuenv.explain.lexicon);
+    # "" when there is no cause
+    basis: str = ""
+    words: tuple[str, ...] = ()  # the words a guess rests on
 
     @property
     def found(self) -> bool:
@@ -84,6 +89,8 @@ class Explanation:
             "reports": list(self.reports),
             "lines": self.lines,
             "notes": list(self.notes),
+            "basis": self.basis,
+            "words": list(self.words),
         }
 
 

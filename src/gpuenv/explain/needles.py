@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 CHUNK = 1 << 14  # characters of text a chunk holds (up to the end of its last line)
-MAX_HITS = 500  # occurrences of one needle kept (later ones are ignored)
+MAX_HITS = 500  # occurrences of one needle kept from the start of the text
+TAIL_HITS = 100  # and, when it has more, its last occurrences (a log's error is at its end)
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 # bytes of a word stay (non-ASCII bytes too, so UTF-8 text keeps its words); others become spaces
 _TABLE = bytes(c if c in _WORD or c >= 0x80 else 0x20 for c in range(256))
@@ -79,7 +80,20 @@ def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
         start = end
     for into in found.values():
         into.sort()
+    for text, into in found.items():
+        if len(into) >= MAX_HITS:
+            into += _last(lower, text, into[-1])
     return found
+
+
+def _last(lower: str, needle: str, after: int) -> list[int]:
+    """The last TAIL_HITS occurrences of a needle that lie after `after`, in text order."""
+    out: list[int] = []
+    at = lower.rfind(needle, after + 1)
+    while at > after and len(out) < TAIL_HITS:
+        out.append(at)
+        at = lower.rfind(needle, after + 1, at + len(needle) - 1)
+    return out[::-1]
 
 
 def _chunk_end(lower: str, start: int) -> int:

@@ -46,7 +46,8 @@ def toml_document(
     sources: Mapping[str, Mapping[str, Any]],
     tables: Mapping[str, Sequence[Mapping[str, Any]]],
 ) -> str:
-    """A KB file: comment header, top-level scalars, [sources.<id>] tables, arrays of tables."""
+    """A KB file: comment header, top-level scalars, [sources.<id>] tables, arrays of tables (a
+    row's mapping values become its sub-tables, `[table.key]`, after its other values)."""
     parts = [f"# {line}".rstrip() for line in header.splitlines()]
     parts += [toml_pair(key, value) for key, value in meta]
     for source_id, source in sources.items():
@@ -55,5 +56,12 @@ def toml_document(
     for table, rows in tables.items():
         for row in rows:
             parts += ["", f"[[{toml_key(table)}]]"]
-            parts += [toml_pair(k, v) for k, v in row.items() if v is not None]
+            parts += [
+                toml_pair(k, v)
+                for k, v in row.items()
+                if v is not None and not isinstance(v, Mapping)
+            ]
+            for key, sub in ((k, v) for k, v in row.items() if isinstance(v, Mapping)):
+                parts += [f"[{toml_key(table)}.{toml_key(key)}]"]
+                parts += [toml_pair(str(k), v) for k, v in sub.items()]
     return "\n".join(parts) + "\n"

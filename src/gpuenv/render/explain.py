@@ -20,7 +20,10 @@ def explain_doc(explanation: Explanation, where: Where = lambda n: f"line {n}") 
         doc += [line(("No cause found: ", "warning"), explanation.summary), blank()]
     else:
         percent = f"{explanation.confidence:.0%}"
-        doc.append(line("cause: ", (explanation.cause, "error"), f" ({percent} sure)", indent=0))
+        sure = (
+            f" ({percent} sure{', a guess from the words' if explanation.basis == 'words' else ''})"
+        )
+        doc.append(line("cause: ", (explanation.cause, "error"), sure, indent=0))
         doc.append(line("       ", explanation.summary.split(": ", 1)[-1]))
         if explanation.alternatives:
             others = ", ".join(f"{c.cause} ({c.confidence:.0%})" for c in explanation.alternatives)

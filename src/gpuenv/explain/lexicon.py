@@ -1,0 +1,133 @@
+"""A guess from the words, for a text in which no known message was found.
+
+The knowledge base's lexicon (lexicon.toml, made by tools/train_lexicon.py from the tune halves
+of the corpora) holds, for each cause, how many of its training cases hold each word. A text's
+words are weighed as independent signs (a naive Bayes over word presence, smoothed by `alpha`):
+each word the text holds moves the odds towards the causes whose cases hold it more often than
+the others do. It speaks only when the text holds at least `min_words` words of the lexicon and
+one of its `anchors` (words of the GPU stack: an unrelated Python error is not guessed at), and
+its confidence is the posterior scaled by `scale` (the share of guesses that were right on the
+check halves is about a half): a guess is never as sure as a recognised message.
+
+Only the head and tail of a long text are read (the error is at the end of a log, the setup at
+its start), so a guess costs the same on any size of text."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from gpuenv.kb import KnowledgeBase
+
+HEAD, TAIL = 16_384, 49_152  # characters read at each end of a long text
+_WORD = re.compile(r"[a-z][a-z0-9_]{1,30}")
+SHOWN = 5  # words named as the reasons of a guess
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    causes: tuple[str, ...]
+    cases: Mapping[str, int]  # training cases of each cause
+    holding: Mapping[str, Mapping[str, int]]  # word -> cause -> cases of it holding the word
+    totals: Mapping[str, int]  # word -> training cases holding it
+    stop: frozenset[str]
+    anchors: frozenset[str]
+    anchor_prefixes: tuple[str, ...]
+    alpha: float
+    min_words: int
+    min_share: float
+    scale: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.cases.values())
+
+
+@dataclass(frozen=True)
+class Guess:
+    cause: str
+    confidence: float  # the posterior, scaled
+    share: float  # the posterior
+    words: tuple[str, ...]  # the text's words that pointed there most
+
+
+def words_of(text: str, stop: Iterable[str]) -> set[str]:
+    """The distinct words of a (lower-case) text, as the lexicon counts them."""
+    dropped = frozenset(stop)
+    return {w for w in _WORD.findall(text) if w not in dropped}
+
+
+def load(kb: KnowledgeBase) -> Lexicon | None:
+    return kb.memo("explain.lexicon", lambda: _load(kb))
+
+
+def _load(kb: KnowledgeBase) -> Lexicon | None:
+    kb_file = kb.files.get("lexicon")
+    if kb_file is None or not kb_file.tables.get("cause"):
+        return None
+    meta = kb_file.meta
+    cases: dict[str, int] = {}
+    holding: dict[str, dict[str, int]] = {}
+    for row in kb.rows("lexicon", "cause"):
+        cause = str(row["cause"])
+        cases[cause] = int(row["cases"])
+        for word, count in dict(row["words"]).items():
+            holding.setdefault(str(word), {})[cause] = int(count)
+    return Lexicon(
+        causes=tuple(sorted(cases)),
+        cases=cases,
+        holding=holding,
+        totals={w: sum(by.values()) for w, by in holding.items()},
+        stop=frozenset(str(w) for w in meta.get("stop_words", ())),
+        anchors=frozenset(str(w) for w in meta.get("anchors", ())),
+        anchor_prefixes=tuple(str(p) for p in meta.get("anchor_prefixes", ())),
+        alpha=float(meta.get("alpha", 0.1)),
+        min_words=int(meta.get("min_words", 3)),
+        min_share=float(meta.get("min_share", 0.0)),
+        scale=float(meta.get("scale", 0.5)),
+    )
+
+
+def guess(lower: str, kb: KnowledgeBase) -> Guess | None:
+    """The cause a lower-case text's words point to, or None (no lexicon, too few of its words,
+    no word of the GPU stack, or no cause clearly ahead)."""
+    lexicon = load(kb)
+    if lexicon is None:
+        return None
+    if len(lower) > HEAD + TAIL:
+        lower = lower[:HEAD] + "\n" + lower[-TAIL:]
+    words = words_of(lower, lexicon.stop) & lexicon.holding.keys()
+    if len(words) < lexicon.min_words or not any(_anchor(w, lexicon) for w in words):
+        return None
+    scores = {cause: _score(cause, words, lexicon) for cause in lexicon.causes}
+    top = max(sorted(scores), key=lambda c: scores[c][0])
+    best = scores[top][0]
+    share = 1.0 / sum(math.exp(s - best) for s, _ in scores.values())
+    if share < lexicon.min_share:
+        return None
+    reasons = sorted(scores[top][1].items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = tuple(w for w, weight in reasons[:SHOWN] if weight > 0)
+    return Guess(top, round(share * lexicon.scale, 3), share, shown)
+
+
+def _anchor(word: str, lexicon: Lexicon) -> bool:
+    return word in lexicon.anchors or word.startswith(lexicon.anchor_prefixes)
+
+
+def _score(cause: str, words: set[str], lexicon: Lexicon) -> tuple[float, dict[str, float]]:
+    """Log prior odds of the cause and each word's log-likelihood ratio for it."""
+    alpha, total, mine = lexicon.alpha, lexicon.total, lexicon.cases[cause]
+    others = total - mine
+    score = math.log(mine / total)
+    weights: dict[str, float] = {}
+    for word in words:
+        here = lexicon.holding[word].get(cause, 0)
+        elsewhere = lexicon.totals[word] - here
+        weight = math.log((here + alpha) / (mine + 2 * alpha)) - math.log(
+            (elsewhere + alpha) / (others + 2 * alpha)
+        )
+        weights[word] = weight
+        score += weight
+    return score, weights

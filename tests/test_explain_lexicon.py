@@ -1,0 +1,143 @@
+"""explain's guess from the words: trained only on tune halves, current with the corpora, the
+arithmetic of its odds, when it speaks and when it stays silent, and how it is shown."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from benchmarks.explain_corpus import half_of, rows
+from tools import train_lexicon
+
+from gpuenv.cli import main
+from gpuenv.explain import explain_text
+from gpuenv.explain.lexicon import HEAD, TAIL, guess
+from gpuenv.kb import default_kb
+from gpuenv.kb.loader import tomllib
+from gpuenv.kb.model import KbFile, KnowledgeBase
+from gpuenv.kb.toml_writer import toml_document
+from tests.conftest import SHARED
+
+ROOT = Path(__file__).resolve().parents[1]
+KB = default_kb()
+SCHEMA = json.loads((ROOT / "docs" / "explain.schema.json").read_text(encoding="utf-8"))
+# words of the GPU stack, no message of the knowledge base among them
+LOOSE = "I get nothing from cudnn in pytorch: loading fails, libcudnn is not found on the system"
+
+
+def _kb(meta: dict[str, Any], causes: list[dict[str, Any]]) -> KnowledgeBase:
+    """A knowledge base holding only a lexicon."""
+    lexicon = KbFile("lexicon", Path("lexicon.toml"), meta, {}, {"cause": tuple(causes)})
+    return KnowledgeBase(files={"lexicon": lexicon})
+
+
+TINY_META = {"alpha": 0.5, "min_words": 2, "scale": 0.5, "anchors": ["cuda"], "stop_words": []}
+TINY = [
+    {"cause": "missing_cuda_lib", "cases": 4, "words": {"cuda": 4, "libcudart": 3}},
+    {"cause": "out_of_memory", "cases": 6, "words": {"cuda": 5, "memory": 6}},
+]
+
+
+def test_the_odds_are_naive_bayes_over_the_words_held() -> None:
+    got = guess("cuda error: libcudart missing", _kb(TINY_META, TINY))
+    assert got is not None and got.cause == "missing_cuda_lib"
+
+    # by hand: log prior + each held word's log-likelihood ratio, smoothed by alpha = 0.5
+    def score(mine: int, others: int, held: dict[str, tuple[int, int]]) -> float:
+        total = mine + others
+        value = math.log(mine / total)
+        for here, elsewhere in held.values():
+            value += math.log((here + 0.5) / (mine + 1)) - math.log(
+                (elsewhere + 0.5) / (others + 1)
+            )
+        return value
+
+    lib = score(4, 6, {"cuda": (4, 5), "libcudart": (3, 0)})
+    oom = score(6, 4, {"cuda": (5, 4), "libcudart": (0, 3)})
+    share = 1 / (1 + math.exp(oom - lib))
+    assert got.share == pytest.approx(share)
+    assert got.confidence == pytest.approx(round(share * 0.5, 3))
+    assert got.words[0] == "libcudart"  # the word that pointed there most comes first
+
+
+def test_silent_without_enough_words_or_without_a_word_of_the_gpu_stack() -> None:
+    kb = _kb(TINY_META, TINY)
+    assert guess("libcudart", kb) is None  # one word of the lexicon, two needed
+    assert guess("memory libcudart", kb) is None  # two words, but none of the GPU stack
+    assert guess("memory libcudart cuda", kb) is not None
+    assert guess("cuda memory", _kb({**TINY_META, "min_share": 0.99}, TINY)) is None
+    assert guess("cuda memory libcudart", KnowledgeBase(files={})) is None  # no lexicon
+
+
+def test_a_long_text_is_read_at_its_head_and_tail_only() -> None:
+    kb = _kb(TINY_META, TINY)
+    middle = "x\n" * (HEAD + TAIL)
+    assert guess("ok\n" + middle + "cuda libcudart\n", kb) is not None
+    assert guess("ok\n" + middle + "cuda libcudart\n" + middle, kb) is None
+
+
+def test_a_guess_is_shown_as_one_and_is_less_sure_than_a_message() -> None:
+    explanation = explain_text(LOOSE, KB)
+    assert explanation.basis == "words" and explanation.cause == "missing_cuda_lib"
+    assert 0 < explanation.confidence <= 0.5 and not explanation.evidence
+    assert "libcudnn" in explanation.words and "libcudnn" in explanation.summary
+    message = explain_text("ImportError: libcudnn.so.9: cannot open shared object file", KB)
+    assert message.basis == "messages" and message.words == ()
+    assert message.confidence > explanation.confidence
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Traceback (most recent call last):\n  File \"x.py\", line 3\nKeyError: 'foo'\n",
+        "hello world\nall good\n",
+        "ModuleNotFoundError: No module named 'requests'\n",
+    ],
+)
+def test_no_guess_on_text_that_is_not_about_the_gpu_stack(text: str) -> None:
+    explanation = explain_text(text, KB)
+    assert explanation.cause is None and explanation.basis == ""
+
+
+def test_the_command_says_it_guessed(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(LOOSE.encode())))
+    assert main(["explain", "--no-probe"]) == 0
+    out = capsys.readouterr().out
+    assert "a guess from the words" in out and "missing_cuda_lib" in out
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(LOOSE.encode())))
+    assert main(["explain", "--no-probe", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    jsonschema.validate(document, SCHEMA)
+    assert document["basis"] == "words" and "libcudnn" in document["words"]
+
+
+# -- what it was trained on ------------------------------------------------------------------------
+
+
+def test_trained_on_tune_halves_only() -> None:
+    for path in train_lexicon.TUNED:
+        which = half_of(rows(path), "cause")
+        check = {i for i, half in which.items() if half == "check"}
+        trained = {c["id"] for c in train_lexicon.training_cases()}
+        assert check and not (check & trained), path.name
+
+
+def test_the_lexicon_is_what_a_fresh_training_gives() -> None:
+    if not (SHARED / "corpus" / "error-cases.dev.jsonl").is_file():
+        pytest.skip("the development split is not beside the project")
+    written = (ROOT / "src" / "gpuenv" / "kb" / "data" / "lexicon.toml").read_text("utf-8")
+    assert written == train_lexicon.document(train_lexicon.training_cases()), (
+        "run `python tools/train_lexicon.py && python tools/compile_kb.py`"
+    )
+
+
+def test_a_rows_mapping_is_written_as_its_sub_table() -> None:
+    rows_out = [{"cause": "a", "n": 1, "words": {"x": 2, "y z": 3}}, {"cause": "b", "words": {}}]
+    text = toml_document("h", [("k", 1)], {}, {"cause": rows_out})
+    assert tomllib.loads(text) == {"k": 1, "cause": [*rows_out]}
