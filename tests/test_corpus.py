@@ -186,6 +186,19 @@ def check_report(row: dict[str, Any]) -> list[str]:
     return problems
 
 
+def shared_threads(rows: list[dict[str, Any]], older: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """What `rows` share with `older` or repeat among themselves: threads (sources) and ids."""
+    sources = Counter(str(row["source"]) for row in rows)
+    ids = Counter(str(row["id"]) for row in rows)
+    problems = {
+        "repeated sources": sorted(s for s, n in sources.items() if n > 1),
+        "repeated ids": sorted(i for i, n in ids.items() if n > 1),
+        "old sources": sorted(set(sources) & {str(row["source"]) for row in older}),
+        "old ids": sorted(set(ids) & {str(row["id"]) for row in older}),
+    }
+    return {name: found for name, found in problems.items() if found}
+
+
 def test_every_case_is_well_formed(cases: list[dict[str, Any]]) -> None:
     bad = {
         row.get("id", f"line {n}"): p for n, row in enumerate(cases, 1) if (p := check_case(row))
@@ -280,14 +293,7 @@ def test_fresh_cases_come_from_threads_used_nowhere_else(
 ) -> None:
     """Rule: a fresh case shares neither its id nor its thread (source) with the project corpus,
     its pasted reports or the development split, and no thread gives two fresh cases."""
-    older = [*cases, *reports, *_dev_rows()]
-    old_sources = {str(row["source"]) for row in older}
-    old_ids = {str(row["id"]) for row in older}
-    sources = Counter(str(row["source"]) for row in fresh)
-    assert [s for s, n in sources.items() if n > 1] == []
-    assert sorted(set(sources) & old_sources) == []
-    assert sorted({str(row["id"]) for row in fresh} & old_ids) == []
-    assert len({str(row["id"]) for row in fresh}) == len(fresh)
+    assert shared_threads(fresh, [*cases, *reports, *_dev_rows()]) == {}
 
 
 def test_fresh_cases_cover_every_cause_and_many_trackers(fresh: list[dict[str, Any]]) -> None:
@@ -331,14 +337,7 @@ def test_fresh2_cases_come_from_threads_used_nowhere_else(
     """Rule: a fresh2 case shares neither its id nor its thread (source) with the project corpus,
     its pasted reports, the first fresh cases or the development split, and no thread gives two
     fresh2 cases."""
-    older = [*cases, *reports, *fresh, *_dev_rows()]
-    old_sources = {str(row["source"]) for row in older}
-    old_ids = {str(row["id"]) for row in older}
-    sources = Counter(str(row["source"]) for row in fresh2)
-    assert [s for s, n in sources.items() if n > 1] == []
-    assert sorted(set(sources) & old_sources) == []
-    assert sorted({str(row["id"]) for row in fresh2} & old_ids) == []
-    assert len({str(row["id"]) for row in fresh2}) == len(fresh2)
+    assert shared_threads(fresh2, [*cases, *reports, *fresh, *_dev_rows()]) == {}
 
 
 def test_fresh2_cases_cover_every_cause_and_many_trackers(fresh2: list[dict[str, Any]]) -> None:
