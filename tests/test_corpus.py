@@ -26,6 +26,8 @@ CASES_FILE = CORPUS / "error-cases.jsonl"
 REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
 # Cases collected after explain was tuned, to measure it on threads nobody studied before.
 FRESH_FILE = CORPUS / "error-cases.fresh.jsonl"
+# A second blind held-out set, collected before the 2026-11-24 pattern work; nothing is tuned on it.
+FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # The development split lives outside the repository; its ids must not be reused when it is there.
 DEV_DIRS = [ROOT / "shared" / "corpus", ROOT.parents[1] / "shared" / "corpus"]
 
@@ -57,6 +59,10 @@ MIN_FRESH_PER_CAUSE = 6
 # No single tracker may dominate the fresh cases (a held-back split spreads over trackers).
 MAX_FRESH_TRACKER_SHARE = 0.12
 MAX_ERROR_TEXT = 4200
+MIN_FRESH2_CASES = 100
+MIN_FRESH2_PER_CAUSE = 4
+MIN_FRESH2_OTHER = 3
+FRESH2_RETRIEVED = "2026-11-24"
 
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 GITHUB_SOURCE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*#[1-9][0-9]*")
@@ -92,6 +98,11 @@ def reports() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def fresh() -> list[dict[str, Any]]:
     return _read_jsonl(FRESH_FILE)
+
+
+@pytest.fixture(scope="module")
+def fresh2() -> list[dict[str, Any]]:
+    return _read_jsonl(FRESH2_FILE)
 
 
 def _dev_rows() -> list[dict[str, Any]]:
@@ -175,6 +186,19 @@ def check_report(row: dict[str, Any]) -> list[str]:
     return problems
 
 
+def shared_threads(rows: list[dict[str, Any]], older: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """What `rows` share with `older` or repeat among themselves: threads (sources) and ids."""
+    sources = Counter(str(row["source"]) for row in rows)
+    ids = Counter(str(row["id"]) for row in rows)
+    problems = {
+        "repeated sources": sorted(s for s, n in sources.items() if n > 1),
+        "repeated ids": sorted(i for i, n in ids.items() if n > 1),
+        "old sources": sorted(set(sources) & {str(row["source"]) for row in older}),
+        "old ids": sorted(set(ids) & {str(row["id"]) for row in older}),
+    }
+    return {name: found for name, found in problems.items() if found}
+
+
 def test_every_case_is_well_formed(cases: list[dict[str, Any]]) -> None:
     bad = {
         row.get("id", f"line {n}"): p for n, row in enumerate(cases, 1) if (p := check_case(row))
@@ -232,9 +256,13 @@ def test_ids_are_unique_and_new(cases: list[dict[str, Any]], reports: list[dict[
 
 
 def test_no_registry_host_names(
-    cases: list[dict[str, Any]], reports: list[dict[str, Any]], fresh: list[dict[str, Any]]
+    cases: list[dict[str, Any]],
+    reports: list[dict[str, Any]],
+    fresh: list[dict[str, Any]],
+    fresh2: list[dict[str, Any]],
 ) -> None:
-    texts = [json.dumps(row, ensure_ascii=False) for row in [*cases, *reports, *fresh]]
+    rows = [*cases, *reports, *fresh, *fresh2]
+    texts = [json.dumps(row, ensure_ascii=False) for row in rows]
     assert [t[:80] for t in texts if REGISTRY_HOST_RE.search(t)] == []
 
 
@@ -265,14 +293,7 @@ def test_fresh_cases_come_from_threads_used_nowhere_else(
 ) -> None:
     """Rule: a fresh case shares neither its id nor its thread (source) with the project corpus,
     its pasted reports or the development split, and no thread gives two fresh cases."""
-    older = [*cases, *reports, *_dev_rows()]
-    old_sources = {str(row["source"]) for row in older}
-    old_ids = {str(row["id"]) for row in older}
-    sources = Counter(str(row["source"]) for row in fresh)
-    assert [s for s, n in sources.items() if n > 1] == []
-    assert sorted(set(sources) & old_sources) == []
-    assert sorted({str(row["id"]) for row in fresh} & old_ids) == []
-    assert len({str(row["id"]) for row in fresh}) == len(fresh)
+    assert shared_threads(fresh, [*cases, *reports, *_dev_rows()]) == {}
 
 
 def test_fresh_cases_cover_every_cause_and_many_trackers(fresh: list[dict[str, Any]]) -> None:
@@ -292,4 +313,46 @@ def test_no_knowledge_base_row_names_a_fresh_check_thread(fresh: list[dict[str, 
     check = [str(r["source"]) for r in fresh if which[str(r["id"])] == "check"]
     kb_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(KB_DATA.glob("*.toml")))
     named = [s for s in check if re.search(re.escape(s) + r"(?!\d)", kb_text)]
+    assert named == []
+
+
+# -- the second fresh cases: a blind held-out set --------------------------------------------------
+
+
+def test_every_fresh2_case_is_well_formed(fresh2: list[dict[str, Any]]) -> None:
+    bad = {
+        row.get("id", f"line {n}"): p for n, row in enumerate(fresh2, 1) if (p := check_case(row))
+    }
+    assert not bad, bad
+    assert {str(row["retrieved"]) for row in fresh2} == {FRESH2_RETRIEVED}
+    assert [str(row["id"]) for row in fresh2] == sorted(str(row["id"]) for row in fresh2)
+
+
+def test_fresh2_cases_come_from_threads_used_nowhere_else(
+    cases: list[dict[str, Any]],
+    reports: list[dict[str, Any]],
+    fresh: list[dict[str, Any]],
+    fresh2: list[dict[str, Any]],
+) -> None:
+    """Rule: a fresh2 case shares neither its id nor its thread (source) with the project corpus,
+    its pasted reports, the first fresh cases or the development split, and no thread gives two
+    fresh2 cases."""
+    assert shared_threads(fresh2, [*cases, *reports, *fresh, *_dev_rows()]) == {}
+
+
+def test_fresh2_cases_cover_every_cause_and_many_trackers(fresh2: list[dict[str, Any]]) -> None:
+    assert len(fresh2) >= MIN_FRESH2_CASES
+    per_cause = Counter(str(row["cause"]) for row in fresh2)
+    floors = {c: MIN_FRESH2_OTHER if c == "other" else MIN_FRESH2_PER_CAUSE for c in CAUSES}
+    assert {c: per_cause[c] for c in CAUSES if per_cause[c] < floors[c]} == {}
+    trackers = Counter(str(row["source"]).split("#")[0] for row in fresh2)
+    assert max(trackers.values()) <= MAX_FRESH_TRACKER_SHARE * len(fresh2)
+
+
+def test_no_knowledge_base_row_names_a_fresh2_thread(fresh2: list[dict[str, Any]]) -> None:
+    """Rule: the fresh2 cases only measure. No KB row's locator or text names one of their
+    threads, so a pattern can never have taken an example from them."""
+    kb_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(KB_DATA.glob("*.toml")))
+    sources = [str(r["source"]) for r in fresh2]
+    named = [s for s in sources if re.search(re.escape(s) + r"(?!\d)", kb_text)]
     assert named == []
