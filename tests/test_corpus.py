@@ -28,6 +28,8 @@ REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
 FRESH_FILE = CORPUS / "error-cases.fresh.jsonl"
 # A second blind held-out set, collected before the 2026-11-24 pattern work; nothing is tuned on it.
 FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
+# Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
+TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
 # The development split lives outside the repository; its ids must not be reused when it is there.
 DEV_DIRS = [ROOT / "shared" / "corpus", ROOT.parents[1] / "shared" / "corpus"]
 
@@ -63,6 +65,8 @@ MIN_FRESH2_CASES = 100
 MIN_FRESH2_PER_CAUSE = 4
 MIN_FRESH2_OTHER = 3
 FRESH2_RETRIEVED = "2026-11-24"
+MIN_TRAIN_CASES = 50
+MIN_TRAIN_PER_CAUSE = 1
 
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 GITHUB_SOURCE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*#[1-9][0-9]*")
@@ -103,6 +107,11 @@ def fresh() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def fresh2() -> list[dict[str, Any]]:
     return _read_jsonl(FRESH2_FILE)
+
+
+@pytest.fixture(scope="module")
+def train() -> list[dict[str, Any]]:
+    return _read_jsonl(TRAIN_FILE)
 
 
 def _dev_rows() -> list[dict[str, Any]]:
@@ -260,8 +269,9 @@ def test_no_registry_host_names(
     reports: list[dict[str, Any]],
     fresh: list[dict[str, Any]],
     fresh2: list[dict[str, Any]],
+    train: list[dict[str, Any]],
 ) -> None:
-    rows = [*cases, *reports, *fresh, *fresh2]
+    rows = [*cases, *reports, *fresh, *fresh2, *train]
     texts = [json.dumps(row, ensure_ascii=False) for row in rows]
     assert [t[:80] for t in texts if REGISTRY_HOST_RE.search(t)] == []
 
@@ -356,3 +366,34 @@ def test_no_knowledge_base_row_names_a_fresh2_thread(fresh2: list[dict[str, Any]
     sources = [str(r["source"]) for r in fresh2]
     named = [s for s in sources if re.search(re.escape(s) + r"(?!\d)", kb_text)]
     assert named == []
+
+
+# -- the training cases: only for explain's word guess, never measured on -------------------------
+
+
+def test_every_train_case_is_well_formed(train: list[dict[str, Any]]) -> None:
+    bad = {
+        row.get("id", f"line {n}"): p for n, row in enumerate(train, 1) if (p := check_case(row))
+    }
+    assert not bad, bad
+    assert {str(row["retrieved"]) for row in train} == {FRESH2_RETRIEVED}
+    assert [str(row["id"]) for row in train] == sorted(str(row["id"]) for row in train)
+
+
+def test_train_cases_come_from_threads_used_nowhere_else(
+    cases: list[dict[str, Any]],
+    reports: list[dict[str, Any]],
+    fresh: list[dict[str, Any]],
+    fresh2: list[dict[str, Any]],
+    train: list[dict[str, Any]],
+) -> None:
+    """Rule: a training case shares neither its id nor its thread (source) with any measured file
+    (the project corpus, its pasted reports, both fresh sets) or the development split, so a word
+    learnt from it can never be scored on the same thread; no thread gives two training cases."""
+    assert shared_threads(train, [*cases, *reports, *fresh, *fresh2, *_dev_rows()]) == {}
+
+
+def test_train_cases_cover_every_cause(train: list[dict[str, Any]]) -> None:
+    assert len(train) >= MIN_TRAIN_CASES
+    per_cause = Counter(str(row["cause"]) for row in train)
+    assert {c: per_cause[c] for c in CAUSES if per_cause[c] < MIN_TRAIN_PER_CAUSE} == {}
