@@ -128,6 +128,12 @@ def test_trained_on_tune_halves_only() -> None:
         assert check and not (check & trained), path.name
 
 
+def test_never_trained_on_the_blind_cases() -> None:
+    blind = {c["id"] for c in rows(ROOT / "corpus" / "error-cases.fresh2.jsonl")}
+    trained = {c["id"] for c in train_lexicon.training_cases()}
+    assert blind and not (blind & trained)
+
+
 def test_the_lexicon_is_what_a_fresh_training_gives() -> None:
     if not (SHARED / "corpus" / "error-cases.dev.jsonl").is_file():
         pytest.skip("the development split is not beside the project")
