@@ -66,6 +66,7 @@ MIN_FRESH2_PER_CAUSE = 4
 MIN_FRESH2_OTHER = 3
 FRESH2_RETRIEVED = "2026-11-24"
 MIN_TRAIN_CASES = 50
+TRAIN_RETRIEVED = "2026-11-24"
 MIN_TRAIN_PER_CAUSE = 1
 
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -329,13 +330,23 @@ def test_no_knowledge_base_row_names_a_fresh_check_thread(fresh: list[dict[str, 
 # -- the second fresh cases: a blind held-out set --------------------------------------------------
 
 
-def test_every_fresh2_case_is_well_formed(fresh2: list[dict[str, Any]]) -> None:
-    bad = {
-        row.get("id", f"line {n}"): p for n, row in enumerate(fresh2, 1) if (p := check_case(row))
+def dated_sorted_problems(rows: list[dict[str, Any]], retrieved: str) -> dict[str, Any]:
+    """The problems of a file of cases retrieved on one day and kept sorted by id."""
+    bad: dict[str, Any] = {
+        str(row.get("id", f"line {n}")): p
+        for n, row in enumerate(rows, 1)
+        if (p := check_case(row))
     }
-    assert not bad, bad
-    assert {str(row["retrieved"]) for row in fresh2} == {FRESH2_RETRIEVED}
-    assert [str(row["id"]) for row in fresh2] == sorted(str(row["id"]) for row in fresh2)
+    if {str(row.get("retrieved")) for row in rows} != {retrieved}:
+        bad["retrieved"] = f"not all {retrieved}"
+    ids = [str(row.get("id")) for row in rows]
+    if ids != sorted(ids):
+        bad["order"] = "ids are not sorted"
+    return bad
+
+
+def test_every_fresh2_case_is_well_formed(fresh2: list[dict[str, Any]]) -> None:
+    assert dated_sorted_problems(fresh2, FRESH2_RETRIEVED) == {}
 
 
 def test_fresh2_cases_come_from_threads_used_nowhere_else(
@@ -372,12 +383,26 @@ def test_no_knowledge_base_row_names_a_fresh2_thread(fresh2: list[dict[str, Any]
 
 
 def test_every_train_case_is_well_formed(train: list[dict[str, Any]]) -> None:
-    bad = {
-        row.get("id", f"line {n}"): p for n, row in enumerate(train, 1) if (p := check_case(row))
+    assert dated_sorted_problems(train, TRAIN_RETRIEVED) == {}
+
+
+def test_dated_sorted_check_rejects_bad_files() -> None:
+    row = {
+        "id": "b-case",
+        "source": "owner/repo#1",
+        "error_text": "RuntimeError: CUDA error",
+        "context": "",
+        "cause": "other",
+        "fix": "Fix it.",
+        "confidence": "medium",
+        "retrieved": TRAIN_RETRIEVED,
     }
-    assert not bad, bad
-    assert {str(row["retrieved"]) for row in train} == {FRESH2_RETRIEVED}
-    assert [str(row["id"]) for row in train] == sorted(str(row["id"]) for row in train)
+    assert dated_sorted_problems([row], TRAIN_RETRIEVED) == {}
+    assert "order" in dated_sorted_problems([row, {**row, "id": "a-case"}], TRAIN_RETRIEVED)
+    assert "retrieved" in dated_sorted_problems(
+        [{**row, "retrieved": "2026-11-23"}], TRAIN_RETRIEVED
+    )
+    assert "b-case" in dated_sorted_problems([{**row, "cause": "bad_luck"}], TRAIN_RETRIEVED)
 
 
 def test_train_cases_come_from_threads_used_nowhere_else(
