@@ -45,13 +45,18 @@ MIB = 1024 * 1024
 CORPUS_NAMES = {
     "error-cases.jsonl": "the project corpus",
     "error-cases.fresh.jsonl": "the fresh cases (collected before tuning on them)",
-    "error-cases.fresh2.jsonl": "the second fresh cases (collected blind on 2026-11-24, never tuned on)",
+    "error-cases.fresh2.jsonl": "the blind cases (collected 2026-11-24, never tuned on)",
     "error-cases.dev.jsonl": "the dev corpus",
 }
 
 
 def _cases(path: Path, kb: KnowledgeBase) -> None:
     cases = rows(path)
+    if path.name == "error-cases.train.jsonl":
+        print(
+            f"-- {path.name}: {len(cases)} training cases (the word guess learns them: no measure)"
+        )
+        return
     print(f"-- {path.name}: {CORPUS_NAMES.get(path.name, 'error cases')}")
     parts = split(cases, "cause") if path.parent == ROOT / "corpus" else {"all": cases}
     scores = {}
