@@ -15,8 +15,9 @@ from gpuenv.explain.scan import Hit
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.model import Row
+from gpuenv.kb.query._frameworks_util import release_tuple
 from gpuenv.kb.query.cuda import mvc_min_driver, pip_package, toolkit_min_driver
-from gpuenv.kb.show import python_span
+from gpuenv.kb.show import python_fits, python_span
 from gpuenv.parse.pip import parse_wheel_name
 from gpuenv.versions import CudaVersion
 
@@ -256,15 +257,14 @@ def _platform_of(snapshot: Snapshot) -> str | None:
 
 
 def _serves(row: Row, python: str, platform: str | None) -> bool:
-    tag = "cp" + python.replace(".", "")
     platforms = row.get("platforms", [])
-    return tag in row["python_tags"] and (
+    return python_fits(row["python_tags"], python) and (
         platform is None or platform in platforms or "any" in platforms
     )
 
 
 def _release_key(row: Row) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", str(row["version"]))[:3])
+    return release_tuple(row["version"]) or ()
 
 
 def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:

@@ -205,7 +205,9 @@ def python_span(tags: Iterable[str]) -> str:
     return ", ".join(part for part in [span, *other] if part) or "-"
 
 
-def _python_fits(tags: Sequence[str], python: str) -> bool:
+def python_fits(tags: Sequence[str], python: str) -> bool:
+    """Whether wheels with these Python tags install on CPython `python` ("3.11"): its cpXY
+    tag, a pure py3 wheel, or an abi3 wheel for an older minor; True when `python` is unread."""
     parts = python.strip().split(".")
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
         return True
@@ -224,7 +226,7 @@ def wheel_rows(kb: KnowledgeBase, packages: Iterable[str], filters: Mapping[str,
             r for r in rows if any(_same_cuda(r.get(c), wanted) for c in ("cuda", "cuda_aarch64"))
         ]
     if filters.get("python"):
-        rows = [r for r in rows if _python_fits(r.get("python_tags", []), filters["python"])]
+        rows = [r for r in rows if python_fits(r.get("python_tags", []), filters["python"])]
     return rows
 
 
@@ -311,7 +313,7 @@ def _torch_line_fits(
         if not (in_curated or (not curated and in_index)):
             return False
     python = filters.get("python")
-    return not python or any(_python_fits(w.get("python_tags", []), python) for w in wheels)
+    return not python or any(python_fits(w.get("python_tags", []), python) for w in wheels)
 
 
 def _torch_joined(wheels: Sequence[Row]) -> tuple[Any, ...]:
