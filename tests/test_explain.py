@@ -183,6 +183,81 @@ def test_a_python_newer_than_every_release_is_said_so_on_its_platform() -> None:
     assert fix.commands[1] == ".venv\\Scripts\\python -m pip install tensorflow"
 
 
+NO_MATCH = "ERROR: No matching distribution found for {}"
+
+
+def test_a_pin_without_wheels_for_the_reporters_python_is_that_python() -> None:
+    """The same 'no matching distribution' is a solver problem until the text names a Python
+    the asked-for release has no wheel for (wheels.toml for the exact version, else the
+    Python range of its torch release line in torch.toml)."""
+    tags = _wheel_row("torch", "2.3.0")["python_tags"]
+    assert "cp313" not in tags and "cp312" in tags
+    pin = NO_MATCH.format("torch==2.3.0+cu121")
+    assert explain_text(pin, KB).cause == "solver_conflict"
+    assert explain_text(pin + "\nPython 3.13.0", KB).cause == "python_version_unsupported"
+    assert explain_text(pin + "\nPython 3.12.1", KB).cause == "solver_conflict"
+    lines = [r for r in KB.rows("tensorflow", "release") if r["tensorflow"] == "2.3"]
+    assert lines and not any(
+        r["package"] == "tensorflow" and r["version"].startswith("2.3.")
+        for r in KB.rows("wheels", "release")
+    )
+    newest = max(int(str(r["python_max"]).split(".")[1]) for r in lines)
+    old = NO_MATCH.format("tensorflow==2.3.0")
+    rule = "release-has-no-wheel-for-this-python"
+    assert [e.rule for e in explain_text(f"{old}\nPython 3.{newest + 1}", KB).evidence] == [rule]
+    assert [e.rule for e in explain_text(f"{old}\nPython 3.{newest}", KB).evidence] == [None]
+    uv = (
+        "uv pip install torch==2.3.0 --index-url https://download.pytorch.org/whl/cu121\n"
+        "DEBUG Using Python 3.13.0 environment at .venv\n"
+        "DEBUG No compatible version found for: torch\n"
+    )
+    explanation = explain_text(uv, KB)
+    assert explanation.cause == "python_version_unsupported" and explanation.fix is not None
+    assert "torch 2.3.0 has wheels for CPython" in explanation.fix.summary
+
+
+def test_a_cudnn_of_another_major_than_the_installed_one_is_a_mismatch() -> None:
+    missing = (
+        "Could not load dynamic library 'libcudnn.so.7'; dlerror: libcudnn.so.7: cannot open "
+        "shared object file: No such file or directory"
+    )
+    assert explain_text(missing, KB).cause == "missing_cuda_lib"
+    assert explain_text("CUDA 10.1 with cuDNN 8.0.2.39\n" + missing, KB).cause == "cudnn_mismatch"
+    assert explain_text("CUDA 10.0 with cuDNN 7.6.5\n" + missing, KB).cause == "missing_cuda_lib"
+    built = "TF built against cuDNN 8.0\n" + missing
+    assert explain_text(built, KB).cause == "missing_cuda_lib"
+
+
+def test_driver_insufficient_is_read_by_where_it_ran() -> None:
+    """Bare metal: driver too old; a container: the image needs a newer host driver; a
+    container without GPU access or machines without a GPU: no driver at all."""
+    error = (
+        "cudaGetDeviceCount returned 35\n"
+        "-> CUDA driver version is insufficient for CUDA runtime version"
+    )
+    assert explain_text(error, KB).cause == "driver_too_old"
+    assert explain_text("Running it inside a docker container\n" + error, KB).cause == (
+        "container_driver_mismatch"
+    )
+    plain = "started with plain docker run and --device /dev/nvidia0 flags (no nvidia-docker)\n"
+    assert explain_text(plain + error, KB).cause == "no_driver"
+    assert explain_text("training on a CPU cluster\n" + error, KB).cause == "no_driver"
+
+
+def test_kernel_and_libcuda_versions_differ_by_where_it_ran() -> None:
+    """TensorFlow's diagnostics print the host name: Docker's is the 12-hex container id."""
+    lines = (
+        "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:176] hostname: {}\n"
+        "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:313] kernel version 455.32.0 "
+        "does not match DSO version 460.73.1 -- cannot find working devices in this configuration"
+    )
+    explanation = explain_text(lines.format("gpu-box-01"), KB)
+    assert explanation.cause == "driver_module_mismatch"
+    facts = {(f.name, f.value) for f in explanation.facts}
+    assert {("kernel_module_version", "455.32.0"), ("client_driver_version", "460.73.1")} <= facts
+    assert explain_text(lines.format("f7b7a8f85319"), KB).cause == "container_driver_mismatch"
+
+
 def test_a_message_matched_on_two_lines_gives_its_fix_once() -> None:
     """A traceback shows the raise and the error line; both match one pattern."""
     text = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuenv.diagnose.findings import Finding
+from gpuenv.explain.derived import judged
 from gpuenv.explain.fix import make_fix
 from gpuenv.explain.lexicon import Guess, guess
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
@@ -49,7 +50,10 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     snapshot = assume_platform(fill_from(pasted, local) if local is not None else pasted)
     snapshot = infer_driver(snapshot, kb)
     findings = _findings(snapshot, kb)
-    counted = counting(hits, fact_values(facts, snapshot), compiled(kb).rules)
+    values = fact_values(facts, snapshot)
+    for name, value in judged(facts, snapshot, kb).items():
+        values.setdefault(name, set()).add(value)
+    counted = counting(hits, values, compiled(kb).rules)
     ranked = rank(counted, findings)
     guessed = guess(text.lower, kb) if not ranked else None
     if guessed is not None:

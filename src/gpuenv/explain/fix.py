@@ -165,10 +165,9 @@ def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
 def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
     """The Pythons the named release (or any release of the package) has wheels for, from the
     index's file lists in wheels.toml, against the reporter's Python; else the planner's fix."""
-    spec = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*))?", _requirement(facts))
-    if spec is None:
+    name, version = _asked(facts)
+    if not name:
         return None
-    name, version = spec.group(1).lower().replace("_", "-"), spec.group(2)
     releases = [r for r in kb.rows("wheels", "release") if r["package"] == name]
     python = _python_of(facts, snapshot)
     platform = _platform_of(snapshot)
@@ -213,12 +212,61 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
     return _package_fix(facts, snapshot, kb)
 
 
+def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Whether the release the text asks for has no wheel for the reporter's Python: by the
+    index's file lists (wheels.toml) for that exact version, else by the Python range of its
+    torch or TensorFlow release line. False when the Python, the release or its wheels are
+    not known."""
+    python = _python_of(facts, snapshot)
+    name, version = _asked(facts)
+    if python is None or not name or not version:
+        return False
+    row = next(
+        (
+            r
+            for r in kb.rows("wheels", "release")
+            if r["package"] == name and r["version"] == version
+        ),
+        None,
+    )
+    if row is not None:
+        return not _serves(row, python, None)
+    line = ".".join(version.split(".")[:2])
+    family = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow"}
+    column = family.get(name)
+    if column is None:
+        return False
+    lines = [r for r in kb.rows(column, "release") if str(r.get(column)) == line]
+    if not lines or not all(r.get("python_min") and r.get("python_max") for r in lines):
+        return False
+    wanted = release_tuple(python) or ()
+    return not any(
+        (release_tuple(str(r["python_min"])) or ())
+        <= wanted
+        <= (release_tuple(str(r["python_max"])) or ())
+        for r in lines
+    )
+
+
+def _asked(facts: Sequence[Fact]) -> tuple[str, str | None]:
+    """The package the text asks for (normalised) and the release, without a local label;
+    ("", None) when none is named."""
+    spec = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*))?", _requirement(facts))
+    if spec is None:
+        return "", None
+    version = spec.group(2) or _value(facts, "package_version")
+    release = re.match(r"\d[\w.]*?(?=\+|$)", version or "")
+    return spec.group(1).lower().replace("_", "-"), release.group(0) if release else None
+
+
 def _requirement(facts: Sequence[Fact]) -> str:
     """The requirement pip could not satisfy, with its version when the line names one."""
     fact = next((f for f in facts if f.name == "package"), None)
     if fact is None:
         return ""
-    named = re.search(r"requirement\s+(" + re.escape(fact.value) + r"\s*[^\s(]*)", fact.raw)
+    named = re.search(
+        r"(?:requirement|found for)\s+(" + re.escape(fact.value) + r"\s*[^\s(]*)", fact.raw
+    )
     return named.group(1) if named else fact.value
 
 

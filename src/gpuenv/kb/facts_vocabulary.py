@@ -11,6 +11,8 @@ FACTS: dict[str, str] = {
     "distro": "OS release as printed (Ubuntu 22.04.3 LTS)",
     "wsl": "the machine is WSL2 (true)",
     "container": "the failure happened in a container (docker, podman, kubernetes)",
+    "container_gpu_access": "none when the text says the container was started without GPU access",
+    "gpu_absent": "the text says the machines have no NVIDIA GPU (true)",
     "nvidia_require_cuda": "the CUDA a container image requires (cuda>=12.8)",
     "default_runtime": "Docker's default runtime",
     "jetson_model": "Jetson board as printed",
@@ -34,6 +36,10 @@ FACTS: dict[str, str] = {
     "cudnn_loaded": "cuDNN version loaded at run time",
     "cudnn_compiled": "cuDNN version the framework was built with",
     "missing_library": "a shared library or DLL that could not be loaded",
+    "cudnn_other_major": (
+        "a cuDNN library of another major than the installed cuDNN could not be loaded (true), "
+        "judged"
+    ),
     "conda_cuda": "conda's __cuda virtual package (or CONDA_OVERRIDE_CUDA)",
     "nccl_version": "NCCL version",
     "rocm_arch": "AMD GPU architecture (gfx1031)",
@@ -45,6 +51,10 @@ FACTS: dict[str, str] = {
     "package": "a package a command asked for",
     "package_version": "the version asked for",
     "package_gpu_build": "the package asked for is a CUDA/GPU build by its name (true), derived",
+    "python_unserved": (
+        "the release asked for has no wheel for the reporter's Python (true), judged from "
+        "wheels.toml or its release line"
+    ),
     "extension": "a compiled extension module that failed (flash_attn_2_cuda)",
     # frameworks
     "torch_version": "PyTorch version (2.4.0+cu121)",
