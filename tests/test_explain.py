@@ -239,6 +239,8 @@ def test_driver_insufficient_is_read_by_where_it_ran() -> None:
     assert explain_text("Running it inside a docker container\n" + error, KB).cause == (
         "container_driver_mismatch"
     )
+    prompt = "root@9a9f377fb52b:/# python train.py\n"
+    assert explain_text(prompt + error, KB).cause == "container_driver_mismatch"
     plain = "started with plain docker run and --device /dev/nvidia0 flags (no nvidia-docker)\n"
     assert explain_text(plain + error, KB).cause == "no_driver"
     assert explain_text("training on a CPU cluster\n" + error, KB).cause == "no_driver"
