@@ -8,8 +8,9 @@ alternately to each half). Patterns are studied on the tune halves only; the che
 measure whether they generalise. Both halves and the whole of each are printed. The corpora:
 error-cases.jsonl (the project corpus) and error-cases.fresh.jsonl (the fresh cases: threads
 used nowhere else, collected before any pattern was tuned on them, so their check half is the
-closest stand-in for a held-back split nobody here has seen); the dev corpus (../shared) is
-printed whole.
+closest stand-in for a held-back split nobody here has seen), error-cases.fresh2.jsonl (its tune
+half studied since 2026-11-24's second round) and error-cases.fresh3.jsonl (blind: nothing is
+tuned or trained on it, the honest figure); the dev corpus (../shared) is printed whole.
 
 python benchmarks/bench_explain.py [CORPUS_DIR ...]
 """
@@ -45,7 +46,10 @@ MIB = 1024 * 1024
 CORPUS_NAMES = {
     "error-cases.jsonl": "the project corpus",
     "error-cases.fresh.jsonl": "the fresh cases (collected before tuning on them)",
-    "error-cases.fresh2.jsonl": "the blind cases (collected 2026-11-24, never tuned on)",
+    "error-cases.fresh2.jsonl": (
+        "the second fresh cases (blind until 2026-11-24's second round; tune half studied since)"
+    ),
+    "error-cases.fresh3.jsonl": "the blind cases (collected 2026-11-24, never tuned or trained on)",
     "error-cases.dev.jsonl": "the dev corpus",
 }
 

@@ -28,6 +28,9 @@ REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
 FRESH_FILE = CORPUS / "error-cases.fresh.jsonl"
 # A second blind held-out set, collected before the 2026-11-24 pattern work; nothing is tuned on it.
 FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
+# A third blind held-out set, collected on 2026-11-24 in parallel with that day's second round of
+# pattern work and without sight of it; nothing is tuned or trained on it.
+FRESH3_FILE = CORPUS / "error-cases.fresh3.jsonl"
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
 # The development split lives outside the repository; its ids must not be reused when it is there.
@@ -65,6 +68,8 @@ MIN_FRESH2_CASES = 100
 MIN_FRESH2_PER_CAUSE = 4
 MIN_FRESH2_OTHER = 3
 FRESH2_RETRIEVED = "2026-11-24"
+MIN_FRESH3_CASES = 120
+MIN_FRESH3_PER_CAUSE = 6
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"
 MIN_TRAIN_PER_CAUSE = 1
@@ -108,6 +113,11 @@ def fresh() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def fresh2() -> list[dict[str, Any]]:
     return _read_jsonl(FRESH2_FILE)
+
+
+@pytest.fixture(scope="module")
+def fresh3() -> list[dict[str, Any]]:
+    return _read_jsonl(FRESH3_FILE)
 
 
 @pytest.fixture(scope="module")
@@ -365,19 +375,63 @@ def test_fresh2_cases_come_from_threads_used_nowhere_else(
     assert shared_threads(fresh2, [*cases, *reports, *fresh, *_dev_rows()]) == {}
 
 
+def coverage_problems(rows: list[dict[str, Any]], floors: dict[str, int]) -> dict[str, Any]:
+    """The causes under their floor, and the largest tracker when it holds over 12%."""
+    per_cause = Counter(str(row["cause"]) for row in rows)
+    bad: dict[str, Any] = {c: per_cause[c] for c in CAUSES if per_cause[c] < floors[c]}
+    trackers = Counter(str(row["source"]).split("#")[0] for row in rows)
+    tracker, most = trackers.most_common(1)[0]
+    if most > MAX_FRESH_TRACKER_SHARE * len(rows):
+        bad[tracker] = most
+    return bad
+
+
 def test_fresh2_cases_cover_every_cause_and_many_trackers(fresh2: list[dict[str, Any]]) -> None:
     assert len(fresh2) >= MIN_FRESH2_CASES
-    per_cause = Counter(str(row["cause"]) for row in fresh2)
     floors = {c: MIN_FRESH2_OTHER if c == "other" else MIN_FRESH2_PER_CAUSE for c in CAUSES}
-    assert {c: per_cause[c] for c in CAUSES if per_cause[c] < floors[c]} == {}
-    trackers = Counter(str(row["source"]).split("#")[0] for row in fresh2)
-    assert max(trackers.values()) <= MAX_FRESH_TRACKER_SHARE * len(fresh2)
+    assert coverage_problems(fresh2, floors) == {}
 
 
 def test_no_knowledge_base_row_names_a_fresh2_check_thread(fresh2: list[dict[str, Any]]) -> None:
     """Rule: fresh2 was blind until 2026-11-24's second round; since then its tune half may be
     studied (patterns take examples from it), its check half only measures."""
     assert check_half_threads_named_in_kb(fresh2) == []
+
+
+# -- the third fresh cases: blind, only measured --------------------------------------------------
+
+
+def test_every_fresh3_case_is_well_formed(fresh3: list[dict[str, Any]]) -> None:
+    assert dated_sorted_problems(fresh3, FRESH2_RETRIEVED) == {}
+
+
+def test_fresh3_cases_come_from_threads_used_nowhere_else(
+    cases: list[dict[str, Any]],
+    reports: list[dict[str, Any]],
+    fresh: list[dict[str, Any]],
+    fresh2: list[dict[str, Any]],
+    fresh3: list[dict[str, Any]],
+    train: list[dict[str, Any]],
+) -> None:
+    """Rule: a fresh3 case shares neither its id nor its thread with any other file of the
+    corpus or the development split; no thread gives two fresh3 cases."""
+    older = [*cases, *reports, *fresh, *fresh2, *train, *_dev_rows()]
+    assert shared_threads(fresh3, older) == {}
+
+
+def test_fresh3_cases_cover_every_cause_and_many_trackers(fresh3: list[dict[str, Any]]) -> None:
+    assert len(fresh3) >= MIN_FRESH3_CASES
+    assert coverage_problems(fresh3, dict.fromkeys(CAUSES, MIN_FRESH3_PER_CAUSE)) == {}
+    one = [{**fresh3[0], "source": f"a/b#{n}"} for n in range(10)]
+    assert "a/b" in coverage_problems(one, dict.fromkeys(CAUSES, 0))
+
+
+def test_no_knowledge_base_row_names_a_fresh3_thread(fresh3: list[dict[str, Any]]) -> None:
+    """Rule: fresh3 only measures, both halves: no KB row's locator or text names one of its
+    threads, so a pattern can never have taken an example from them."""
+    kb_text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(KB_DATA.glob("*.toml")))
+    sources = [str(r["source"]) for r in fresh3]
+    assert [s for s in sources if re.search(re.escape(s) + r"(?!\d)", kb_text)] == []
 
 
 # -- the training cases: only for explain's word guess, never measured on -------------------------
@@ -414,7 +468,7 @@ def test_train_cases_come_from_threads_used_nowhere_else(
     train: list[dict[str, Any]],
 ) -> None:
     """Rule: a training case shares neither its id nor its thread (source) with any measured file
-    (the project corpus, its pasted reports, both fresh sets) or the development split, so a word
+    (the project corpus, its pasted reports, the fresh sets) or the development split, so a word
     learnt from it can never be scored on the same thread; no thread gives two training cases."""
     assert shared_threads(train, [*cases, *reports, *fresh, *fresh2, *_dev_rows()]) == {}
 

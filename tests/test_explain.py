@@ -56,7 +56,9 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh.jsonl", "all", 0.78, 0.85),
         (PROJECT / "error-cases.fresh.jsonl", "tune", 0.86, 0.94),
         (PROJECT / "error-cases.fresh.jsonl", "check", 0.69, 0.75),
-        (PROJECT / "error-cases.fresh2.jsonl", "all", 0.70, 0.73),
+        (PROJECT / "error-cases.fresh2.jsonl", "all", 0.80, 0.91),
+        (PROJECT / "error-cases.fresh2.jsonl", "check", 0.75, 0.87),
+        (PROJECT / "error-cases.fresh3.jsonl", "all", 0.62, 0.72),
     ],
     ids=[
         "dev",
@@ -66,7 +68,9 @@ def _need(path: Path) -> Path:
         "fresh",
         "fresh-tune",
         "fresh-check",
-        "fresh2-blind",
+        "fresh2",
+        "fresh2-check",
+        "fresh3-blind",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:
