@@ -6,7 +6,7 @@ library wheel a missing SONAME comes from."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gpuenv.diagnose.findings import Finding, Fix
 from gpuenv.errors import GpuenvError
@@ -15,14 +15,22 @@ from gpuenv.explain.scan import Hit
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.model import Row
-from gpuenv.kb.query._frameworks_util import release_tuple
+from gpuenv.kb.query._frameworks_util import in_range, release_tuple
 from gpuenv.kb.query.cuda import mvc_min_driver, pip_package, toolkit_min_driver
+from gpuenv.kb.query.frameworks import tf_release
+from gpuenv.kb.query.torch import torch_release
 from gpuenv.kb.show import python_fits, python_span
 from gpuenv.parse.pip import parse_wheel_name
 from gpuenv.versions import CudaVersion
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 _PLANNED = {"tensorflow-gpu": "tensorflow", "pytorch": "torch", "jaxlib": "jax"}
+# the KB row of a release's minor line, which carries its Python range
+_RELEASE_LINE: dict[str, Callable[[KnowledgeBase, str], Row | None]] = {
+    "torch": torch_release,
+    "tensorflow": tf_release,
+    "tensorflow-gpu": tf_release,
+}
 
 
 def make_fix(
@@ -231,21 +239,12 @@ def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase
     )
     if row is not None:
         return not _serves(row, python, None)
-    line = ".".join(version.split(".")[:2])
-    family = {"torch": "torch", "tensorflow": "tensorflow", "tensorflow-gpu": "tensorflow"}
-    column = family.get(name)
-    if column is None:
+    lookup = _RELEASE_LINE.get(name)
+    line = lookup(kb, version) if lookup else None
+    wanted = release_tuple(python)
+    if line is None or wanted is None or not line.get("python_min"):
         return False
-    lines = [r for r in kb.rows(column, "release") if str(r.get(column)) == line]
-    if not lines or not all(r.get("python_min") and r.get("python_max") for r in lines):
-        return False
-    wanted = release_tuple(python) or ()
-    return not any(
-        (release_tuple(str(r["python_min"])) or ())
-        <= wanted
-        <= (release_tuple(str(r["python_max"])) or ())
-        for r in lines
-    )
+    return not in_range(wanted, line["python_min"], line.get("python_max"))
 
 
 def _asked(facts: Sequence[Fact]) -> tuple[str, str | None]:
