@@ -23,6 +23,7 @@ from gpuenv.explain import explain_text
 from gpuenv.kb import default_kb, load_kb
 from gpuenv.kb.audit import check_patterns
 from gpuenv.kb.loader import DATA_DIR
+from gpuenv.kb.query.torch import torch_find_links, torch_index_url
 from gpuenv.snapshot_io import read_snapshot
 from tests.conftest import SHARED
 
@@ -218,6 +219,27 @@ def test_a_pin_without_wheels_for_the_reporters_python_is_that_python() -> None:
     explanation = explain_text(uv, KB)
     assert explanation.cause == "python_version_unsupported" and explanation.fix is not None
     assert "torch 2.3.0 has wheels for CPython" in explanation.fix.summary
+
+
+def test_the_python_fix_keeps_the_build_asked_for_and_its_index() -> None:
+    """A pinned local build (+cu121) is installed from PyTorch's index (1.8-1.10: its -f page) in
+    the environment with the right Python; the default index has no such build."""
+    index = torch_index_url(KB, "cu121")
+    assert index is not None and index.endswith("/cu121")
+    pin = NO_MATCH.format("torch==2.3.0+cu121") + "\nPython 3.13.0"
+    fix = explain_text(pin, KB).fix
+    assert fix is not None
+    assert (
+        fix.commands[-1]
+        == f".venv/bin/python -m pip install torch==2.3.0+cu121 --index-url {index}"
+    )
+    old = NO_MATCH.format("torch==1.9.1+cu111") + "\nPython 3.10.4"
+    links = torch_find_links(KB, "1.9.1", "cu111")
+    fix = explain_text(old, KB).fix
+    assert links is not None and fix is not None
+    assert fix.commands[-1].endswith(f"install torch==1.9.1+cu111 -f {links}")
+    plain = explain_text(NO_MATCH.format("torch==2.3.0") + "\nPython 3.13.0", KB).fix
+    assert plain is not None and plain.commands[-1].endswith("install torch==2.3.0")
 
 
 def test_a_cudnn_of_another_major_than_the_installed_one_is_a_mismatch() -> None:

@@ -70,8 +70,47 @@ def test_a_rule_needs_its_facts() -> None:
             "Jetson Xavier, JetPack 4.6.4; docker run -it nvcr.io/nvidia/l4t-base:r32.4.4",
             "container_driver_mismatch",
         ),
+        (
+            "ERROR: No matching distribution found for torch==1.9.1+cu111",
+            "Ubuntu 22.04",
+            "solver_conflict",
+            "macOS 13 on an Intel Mac",
+            "wrong_platform_wheel",
+        ),
+        (
+            "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 3, 2) "
+            "but linked against (8, 0, 3)",
+            "Ubuntu 20.04, PyTorch 1.12 from conda",
+            "cudnn_mismatch",
+            "$ echo $LD_LIBRARY_PATH\n/public/apps/cudnn/v8.0.3.33-cuda.11.0/cuda/lib64:/usr/lib",
+            "multiple_cuda_conflict",
+        ),
+        (
+            "numba.cuda.cudadrv.error.CudaSupportError: Call to cuInit results in "
+            "CUDA_ERROR_NO_DEVICE",
+            "Ubuntu 22.04, numba 0.58",
+            "no_driver",
+            'os.environ["CUDA_VISIBLE_DEVICES"] = "-1"',
+            "other",
+        ),
+        (
+            "ERROR: Could not find a version that satisfies the requirement torch (from versions: "
+            "none)",
+            "pip install torch --index-url https://download.pytorch.org/whl/cu121",
+            "python_version_unsupported",
+            "pip install torch --index-url https://download.pytorch.org/whl/rocm6.2",
+            "mps_or_rocm_specific",
+        ),
     ],
-    ids=["tf-native-windows", "cuda-package-on-macos", "jetson-container"],
+    ids=[
+        "tf-native-windows",
+        "cuda-package-on-macos",
+        "jetson-container",
+        "local-cuda-build-on-macos",
+        "second-cudnn-on-ld-library-path",
+        "gpus-hidden",
+        "rocm-index",
+    ],
 )
 def test_the_facts_around_a_message_change_its_cause(
     message: str, elsewhere: str, without: str, context: str, within: str
@@ -96,6 +135,35 @@ def test_facts_derived_from_prose() -> None:
     } <= facts
     plain = {f.name for f in explain_text("No matching distribution found for numpy", KB).facts}
     assert "package_gpu_build" not in plain
+    local = explain_text("No matching distribution found for torch==1.9.1+cu111", KB).facts
+    assert ("package_gpu_build", "true") in {(f.name, f.value) for f in local}
+    cpu = explain_text("No matching distribution found for torch==1.9.1+cpu", KB).facts
+    assert "package_gpu_build" not in {f.name for f in cpu}
+
+
+def test_a_line_votes_once() -> None:
+    """Rule: of the patterns that read one line only the heaviest votes: pip's line on an NVIDIA
+    library wheel is two frameworks wanting two builds, not a generic conflict; four patterns
+    reading the same two pip lines are one sign, so explain is not '100% sure' of it."""
+    nvidia = (
+        'torch 2.1.1 requires nvidia-cudnn-cu12==8.9.2.26; platform_system == "Linux", but you '
+        "have nvidia-cudnn-cu12 9.5.1.17 which is incompatible."
+    )
+    found = explain_text(nvidia, KB)
+    assert found.cause == "multiple_cuda_conflict" and not found.alternatives
+    generic = (
+        "torchaudio 2.1.0 requires torch==2.1.0, but you have torch 2.0.1 which is incompatible."
+    )
+    assert explain_text(generic, KB).cause == "solver_conflict"
+    pins = (
+        "Python 3.10\n"
+        "ERROR: Could not find a version that satisfies the requirement torch==1.9.1+cu111 "
+        "(from versions: none)\n"
+        "ERROR: No matching distribution found for torch==1.9.1+cu111"
+    )
+    explained = explain_text(pins, KB)
+    assert explained.cause == "python_version_unsupported"
+    assert len(explained.evidence) == 4 and explained.confidence < 0.95
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from gpuenv.kb.model import Row
 from gpuenv.kb.query._frameworks_util import in_range, release_tuple
 from gpuenv.kb.query.cuda import mvc_min_driver, pip_package, toolkit_min_driver
 from gpuenv.kb.query.frameworks import tf_release
-from gpuenv.kb.query.torch import torch_release
+from gpuenv.kb.query.torch import torch_find_links, torch_index_url, torch_release
 from gpuenv.kb.show import python_fits, python_span
 from gpuenv.parse.pip import parse_wheel_name
 from gpuenv.versions import CudaVersion
@@ -183,13 +183,14 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
     row = next((r for r in releases if version and r["version"] == version), None)
     if row is not None and (python is None or not _serves(row, python, None)):
         span = python_span(row["python_tags"])
+        pinned = _pinned(name, str(row["version"]), _local_label(facts), kb)
         if python is None:
             return _python_env_fix(
                 f"{name} {version} has wheels for CPython {span} only: install it with one of "
                 "those Pythons (pip lists only the releases that have a wheel for the Python "
                 "it runs on).",
                 row,
-                f"{name}=={version}",
+                pinned,
                 snapshot,
             )
         later = [r for r in fits if _release_key(r) >= _release_key(row)]
@@ -203,7 +204,7 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
             f"{name} {version} has wheels for CPython {span} only, this Python is {python}: "
             f"install it in a Python {span} environment{other}.",
             row,
-            f"{name}=={version}",
+            pinned,
             snapshot,
         )
     if releases and python and not version and not fits:
@@ -256,6 +257,30 @@ def _asked(facts: Sequence[Fact]) -> tuple[str, str | None]:
     version = spec.group(2) or _value(facts, "package_version")
     release = re.match(r"\d[\w.]*?(?=\+|$)", version or "")
     return spec.group(1).lower().replace("_", "-"), release.group(0) if release else None
+
+
+def _local_label(facts: Sequence[Fact]) -> str | None:
+    """The local label of the version asked for (cu111 of torch==1.9.1+cu111), if any."""
+    spec = re.search(r"==\s*\d[\w.]*\+(\w+)", _requirement(facts))
+    if spec is None:
+        asked = re.search(r"\+(\w+)$", _value(facts, "package_version") or "")
+        return asked.group(1) if asked else None
+    return spec.group(1)
+
+
+def _pinned(name: str, version: str, label: str | None, kb: KnowledgeBase) -> str:
+    """The pip arguments that install that build: a local build of PyTorch's comes from its
+    index (or, for 1.8-1.10, its find-links page), which the default index does not serve."""
+    if label is None:
+        return f"{name}=={version}"
+    requirement = f"{name}=={version}+{label}"
+    if name not in ("torch", "torchvision", "torchaudio"):
+        return requirement
+    links = torch_find_links(kb, version, label) if name == "torch" else None
+    if links:
+        return f"{requirement} -f {links}"
+    index = torch_index_url(kb, label)
+    return f"{requirement} --index-url {index}" if index else requirement
 
 
 def _requirement(facts: Sequence[Fact]) -> str:

@@ -39,12 +39,32 @@ def counting(
     return out
 
 
+def one_per_line(hits: Iterable[Hit]) -> list[Hit]:
+    """A line says one thing: of the hits on a line only the heaviest votes (one per cause
+    where causes tie), so a specific pattern outvotes a general one on its own line and two
+    patterns reading the same words do not count as two independent signs."""
+    heaviest: dict[int, float] = {}
+    hits = list(hits)
+    for hit in hits:
+        heaviest[hit.line] = max(heaviest.get(hit.line, 0.0), hit.weight)
+    kept: dict[tuple[int, str | None], Hit] = {}
+    for hit in hits:
+        if hit.weight >= heaviest[hit.line]:
+            kept.setdefault((hit.line, hit.cause), hit)
+    return list(kept.values())
+
+
 def rank(hits: Sequence[Hit], findings: Sequence[Finding]) -> list[Candidate]:
     weights: dict[str, dict[str, float]] = defaultdict(dict)
-    for hit in hits:
+    behind: dict[str, list[str]] = defaultdict(list)
+    for hit in one_per_line(hits):
         if hit.cause:
             votes = weights[hit.cause]
-            votes[hit.pattern.id] = max(votes.get(hit.pattern.id, 0.0), hit.weight)
+            # a rule re-reading several patterns is one sign, however many lines it covers
+            key = hit.rule or hit.pattern.id
+            votes[key] = max(votes.get(key, 0.0), hit.weight)
+            if hit.pattern.id not in behind[hit.cause]:
+                behind[hit.cause].append(hit.pattern.id)
     rules: dict[str, list[str]] = defaultdict(list)
     for finding in findings:
         weight = FINDING_WEIGHT.get(finding.severity)
@@ -57,7 +77,7 @@ def rank(hits: Sequence[Hit], findings: Sequence[Finding]) -> list[Candidate]:
         miss = 1.0
         for weight in votes.values():
             miss *= 1.0 - min(max(weight, 0.0), 0.99)
-        patterns = tuple(k for k in votes if not k.startswith("finding:"))
+        patterns = tuple(behind[cause])
         strongest = max(votes.values())
         candidates.append(
             (1.0 - miss, strongest, Candidate(cause, 1.0 - miss, patterns, tuple(rules[cause])))

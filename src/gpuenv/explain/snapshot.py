@@ -90,6 +90,8 @@ def _derived(fact: Fact) -> list[Fact]:
         r"(?:^|[-_])(?:cuda\d*|cu\d{2,3}|gpu)(?:$|[-_.=+])|^nvidia-", value, re.IGNORECASE
     ):
         return [fact, dataclasses.replace(fact, name="package_gpu_build", value="true")]
+    if fact.name == "package_version" and re.search(r"\+(?:cu\d{2,3}|cuda\d{2})\b", value):
+        return [fact, dataclasses.replace(fact, name="package_gpu_build", value="true")]
     if fact.name in ("jetson_model", "jetpack", "l4t"):
         return [fact, dataclasses.replace(fact, name="jetson", value="true")]
     if fact.name == "python_tag":

@@ -13,6 +13,7 @@ FACTS: dict[str, str] = {
     "container": "the failure happened in a container (docker, podman, kubernetes)",
     "container_gpu_access": "none when the text says the container was started without GPU access",
     "gpu_absent": "the text says the machines have no NVIDIA GPU (true)",
+    "gpus_hidden": "CUDA_VISIBLE_DEVICES hides every GPU (-1 or empty) (true)",
     "nvidia_require_cuda": "the CUDA a container image requires (cuda>=12.8)",
     "default_runtime": "Docker's default runtime",
     "jetson_model": "Jetson board as printed",
@@ -36,6 +37,7 @@ FACTS: dict[str, str] = {
     "cudnn_loaded": "cuDNN version loaded at run time",
     "cudnn_compiled": "cuDNN version the framework was built with",
     "missing_library": "a shared library or DLL that could not be loaded",
+    "ld_library_path_cudnn": "LD_LIBRARY_PATH names a cuDNN directory (true)",
     "cudnn_other_major": (
         "a cuDNN library of another major than the installed cuDNN could not be loaded (true), "
         "judged"
@@ -50,6 +52,7 @@ FACTS: dict[str, str] = {
     "wheel_platform": "a wheel's platform tag (linux_x86_64)",
     "package": "a package a command asked for",
     "package_version": "the version asked for",
+    "rocm_index": "the install command uses PyTorch's ROCm wheel index (true)",
     "package_gpu_build": "the package asked for is a CUDA/GPU build by its name (true), derived",
     "python_unserved": (
         "the release asked for has no wheel for the reporter's Python (true), judged from "
