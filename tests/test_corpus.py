@@ -28,9 +28,13 @@ REPORTS_FILE = CORPUS / "pasted-reports.jsonl"
 FRESH_FILE = CORPUS / "error-cases.fresh.jsonl"
 # A second blind held-out set, collected before the 2026-11-24 pattern work; nothing is tuned on it.
 FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
-# A third blind held-out set, collected on 2026-11-24 in parallel with that day's second round of
-# pattern work and without sight of it; nothing is tuned or trained on it.
-FRESH3_FILE = CORPUS / "error-cases.fresh3.jsonl"
+# Later blind held-out sets, each collected in parallel with a round of pattern work and without
+# sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third); measured blind, then
+# their tune halves studied; their check halves are never tuned or trained on.
+LATER_SETS = {
+    "fresh3": CORPUS / "error-cases.fresh3.jsonl",
+    "fresh4": CORPUS / "error-cases.fresh4.jsonl",
+}
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
 # The development split lives outside the repository; its ids must not be reused when it is there.
@@ -68,8 +72,8 @@ MIN_FRESH2_CASES = 100
 MIN_FRESH2_PER_CAUSE = 4
 MIN_FRESH2_OTHER = 3
 FRESH2_RETRIEVED = "2026-11-24"
-MIN_FRESH3_CASES = 120
-MIN_FRESH3_PER_CAUSE = 6
+MIN_LATER_CASES = 120
+MIN_LATER_PER_CAUSE = 6
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"
 MIN_TRAIN_PER_CAUSE = 1
@@ -113,11 +117,6 @@ def fresh() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def fresh2() -> list[dict[str, Any]]:
     return _read_jsonl(FRESH2_FILE)
-
-
-@pytest.fixture(scope="module")
-def fresh3() -> list[dict[str, Any]]:
-    return _read_jsonl(FRESH3_FILE)
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +281,8 @@ def test_no_registry_host_names(
     fresh2: list[dict[str, Any]],
     train: list[dict[str, Any]],
 ) -> None:
-    rows = [*cases, *reports, *fresh, *fresh2, *train]
+    later = [row for name in sorted(LATER_SETS) for row in _later(name)]
+    rows = [*cases, *reports, *fresh, *fresh2, *train, *later]
     texts = [json.dumps(row, ensure_ascii=False) for row in rows]
     assert [t[:80] for t in texts if REGISTRY_HOST_RE.search(t)] == []
 
@@ -398,38 +398,50 @@ def test_no_knowledge_base_row_names_a_fresh2_check_thread(fresh2: list[dict[str
     assert check_half_threads_named_in_kb(fresh2) == []
 
 
-# -- the third fresh cases: tune half studied, check half measures -------------------------------
+# -- the third and fourth fresh cases: collected blind, tune half studied, check half measures ----
 
 
-def test_every_fresh3_case_is_well_formed(fresh3: list[dict[str, Any]]) -> None:
-    assert dated_sorted_problems(fresh3, FRESH2_RETRIEVED) == {}
+def _later(name: str) -> list[dict[str, Any]]:
+    return _read_jsonl(LATER_SETS[name])
 
 
-def test_fresh3_cases_come_from_threads_used_nowhere_else(
+@pytest.mark.parametrize("name", sorted(LATER_SETS))
+def test_every_later_fresh_case_is_well_formed(name: str) -> None:
+    assert dated_sorted_problems(_later(name), FRESH2_RETRIEVED) == {}
+
+
+@pytest.mark.parametrize("name", sorted(LATER_SETS))
+def test_later_fresh_cases_come_from_threads_used_nowhere_else(
+    name: str,
     cases: list[dict[str, Any]],
     reports: list[dict[str, Any]],
     fresh: list[dict[str, Any]],
     fresh2: list[dict[str, Any]],
-    fresh3: list[dict[str, Any]],
     train: list[dict[str, Any]],
 ) -> None:
-    """Rule: a fresh3 case shares neither its id nor its thread with any other file of the
-    corpus or the development split; no thread gives two fresh3 cases."""
-    older = [*cases, *reports, *fresh, *fresh2, *train, *_dev_rows()]
-    assert shared_threads(fresh3, older) == {}
+    """Rule: a case of a later fresh set shares neither its id nor its thread with any other
+    file of the corpus, the sets collected before it or the development split; no thread gives
+    two of its cases."""
+    before = [row for other in sorted(LATER_SETS) if other < name for row in _later(other)]
+    older = [*cases, *reports, *fresh, *fresh2, *train, *before, *_dev_rows()]
+    assert shared_threads(_later(name), older) == {}
 
 
-def test_fresh3_cases_cover_every_cause_and_many_trackers(fresh3: list[dict[str, Any]]) -> None:
-    assert len(fresh3) >= MIN_FRESH3_CASES
-    assert coverage_problems(fresh3, dict.fromkeys(CAUSES, MIN_FRESH3_PER_CAUSE)) == {}
-    one = [{**fresh3[0], "source": f"a/b#{n}"} for n in range(10)]
+@pytest.mark.parametrize("name", sorted(LATER_SETS))
+def test_later_fresh_cases_cover_every_cause_and_many_trackers(name: str) -> None:
+    rows = _later(name)
+    assert len(rows) >= MIN_LATER_CASES
+    assert coverage_problems(rows, dict.fromkeys(CAUSES, MIN_LATER_PER_CAUSE)) == {}
+    one = [{**rows[0], "source": f"a/b#{n}"} for n in range(10)]
     assert "a/b" in coverage_problems(one, dict.fromkeys(CAUSES, 0))
 
 
-def test_no_knowledge_base_row_names_a_fresh3_check_thread(fresh3: list[dict[str, Any]]) -> None:
-    """Rule: fresh3 was blind until 2026-11-24's third round; since then its tune half may be
-    studied (patterns take examples from it), its check half only measures."""
-    assert check_half_threads_named_in_kb(fresh3) == []
+@pytest.mark.parametrize("name", sorted(LATER_SETS))
+def test_no_knowledge_base_row_names_a_later_fresh_check_thread(name: str) -> None:
+    """Rule: each set was blind until a round studied its tune half (fresh3: 2026-11-24's
+    third round, fresh4: the same round, after it was measured blind); its check half only
+    measures, so no KB row's locator or text names one of its threads."""
+    assert check_half_threads_named_in_kb(_later(name)) == []
 
 
 # -- the training cases: only for explain's word guess, never measured on -------------------------

@@ -59,7 +59,10 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh.jsonl", "check", 0.69, 0.75),
         (PROJECT / "error-cases.fresh2.jsonl", "all", 0.80, 0.91),
         (PROJECT / "error-cases.fresh2.jsonl", "check", 0.75, 0.87),
-        (PROJECT / "error-cases.fresh3.jsonl", "all", 0.62, 0.72),
+        (PROJECT / "error-cases.fresh3.jsonl", "all", 0.75, 0.86),
+        (PROJECT / "error-cases.fresh3.jsonl", "check", 0.67, 0.80),
+        (PROJECT / "error-cases.fresh4.jsonl", "all", 0.80, 0.82),
+        (PROJECT / "error-cases.fresh4.jsonl", "check", 0.75, 0.74),
     ],
     ids=[
         "dev",
@@ -71,7 +74,10 @@ def _need(path: Path) -> Path:
         "fresh-check",
         "fresh2",
         "fresh2-check",
-        "fresh3-blind",
+        "fresh3",
+        "fresh3-check",
+        "fresh4",
+        "fresh4-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:

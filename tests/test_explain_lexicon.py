@@ -128,7 +128,9 @@ def test_trained_on_tune_halves_only() -> None:
         assert check and not (check & trained), path.name
 
 
-@pytest.mark.parametrize("name", ["error-cases.fresh2.jsonl", "error-cases.fresh3.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["error-cases.fresh2.jsonl", "error-cases.fresh3.jsonl", "error-cases.fresh4.jsonl"]
+)
 def test_never_trained_on_the_blind_cases(name: str) -> None:
     blind = {c["id"] for c in rows(ROOT / "corpus" / name)}
     trained = {c["id"] for c in train_lexicon.training_cases()}

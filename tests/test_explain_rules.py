@@ -101,6 +101,22 @@ def test_a_rule_needs_its_facts() -> None:
             "pip install torch --index-url https://download.pytorch.org/whl/rocm6.2",
             "mps_or_rocm_specific",
         ),
+        (
+            "RuntimeError: CUDA error: system has unsupported display driver / cuda driver "
+            "combination",
+            "Ubuntu 22.04, RTX 3090",
+            "driver_too_old",
+            "It started right after the NVIDIA driver was updated (no reboot yet).",
+            "driver_module_mismatch",
+        ),
+        (
+            "ERROR: Could not find a version that satisfies the requirement torch==1.5.1+cpu "
+            "(from versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)",
+            "C:\\Python\\Python37\\Scripts>pip install torch==1.5.1+cpu",
+            "solver_conflict",
+            "C:\\Python\\Python37-32\\Scripts>pip install torch==1.5.1+cpu",
+            "wrong_platform_wheel",
+        ),
     ],
     ids=[
         "tf-native-windows",
@@ -110,6 +126,8 @@ def test_a_rule_needs_its_facts() -> None:
         "second-cudnn-on-ld-library-path",
         "gpus-hidden",
         "rocm-index",
+        "driver-updated",
+        "32-bit-python",
     ],
 )
 def test_the_facts_around_a_message_change_its_cause(

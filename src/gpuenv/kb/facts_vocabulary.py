@@ -7,7 +7,7 @@ from __future__ import annotations
 FACTS: dict[str, str] = {
     # the machine
     "os": "operating system: linux, windows or darwin",
-    "arch": "CPU architecture: x86_64, aarch64, arm64",
+    "arch": "CPU architecture: x86_64, aarch64, arm64, armv7l, x86 (a 32-bit Python)",
     "distro": "OS release as printed (Ubuntu 22.04.3 LTS)",
     "wsl": "the machine is WSL2 (true)",
     "container": "the failure happened in a container (docker, podman, kubernetes)",
@@ -28,6 +28,7 @@ FACTS: dict[str, str] = {
     "driver_max_cuda": "highest CUDA the driver supports (12.2)",
     "driver_cuda_code": "the driver's CUDA as cudaDriverGetVersion prints it (11060)",
     "driver_failure": "a driver failure state (facts.DRIVER_FAILURES)",
+    "driver_updated": "the text says the driver or system was updated before it failed (true)",
     "kernel_module_version": "version of the loaded kernel module (NVRM)",
     "client_driver_version": "version of the user-space driver a kernel message names",
     # CUDA libraries and toolkits
