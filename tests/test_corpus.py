@@ -146,19 +146,26 @@ def _is_expected_value(value: Any) -> bool:
     return False
 
 
-def check_case(row: dict[str, Any]) -> list[str]:
-    """The problems of one error case (an empty list when it is well formed)."""
-    problems = [
-        f"missing or non-string field {name!r}"
-        for name in CASE_FIELDS
-        if not isinstance(row.get(name), str)
-    ]
-    if problems:
-        return problems
+def _missing_fields(row: dict[str, Any], fields: tuple[str, ...]) -> list[str]:
+    return [f"missing or non-string field {n!r}" for n in fields if not isinstance(row.get(n), str)]
+
+
+def _id_and_source_problems(row: dict[str, Any]) -> list[str]:
+    """The problems every corpus row can have beyond its fields: its id and its source."""
+    problems = []
     if not ID_RE.fullmatch(row["id"]):
         problems.append(f"id {row['id']!r} is not kebab-case")
     if not (GITHUB_SOURCE_RE.fullmatch(row["source"]) or URL_SOURCE_RE.fullmatch(row["source"])):
         problems.append(f"source {row['source']!r} is neither owner/repo#N nor an http(s) URL")
+    return problems
+
+
+def check_case(row: dict[str, Any]) -> list[str]:
+    """The problems of one error case (an empty list when it is well formed)."""
+    missing = _missing_fields(row, CASE_FIELDS)
+    if missing:
+        return missing
+    problems = _id_and_source_problems(row)
     if row["cause"] not in CAUSES:
         problems.append(f"cause {row['cause']!r} is not in the vocabulary")
     if row["confidence"] not in ("high", "medium"):
@@ -176,17 +183,10 @@ def check_case(row: dict[str, Any]) -> list[str]:
 
 def check_report(row: dict[str, Any]) -> list[str]:
     """The problems of one pasted report (an empty list when it is well formed)."""
-    problems = [
-        f"missing or non-string field {name!r}"
-        for name in REPORT_FIELDS
-        if not isinstance(row.get(name), str)
-    ]
-    if problems:
-        return problems
-    if not ID_RE.fullmatch(row["id"]):
-        problems.append(f"id {row['id']!r} is not kebab-case")
-    if not (GITHUB_SOURCE_RE.fullmatch(row["source"]) or URL_SOURCE_RE.fullmatch(row["source"])):
-        problems.append(f"source {row['source']!r} is neither owner/repo#N nor an http(s) URL")
+    missing = _missing_fields(row, REPORT_FIELDS)
+    if missing:
+        return missing
+    problems = _id_and_source_problems(row)
     if row["kind"] not in KINDS:
         problems.append(f"kind {row['kind']!r} is not a known report kind")
     if not row["text"].strip():

@@ -173,7 +173,7 @@ def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
 def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
     """The Pythons the named release (or any release of the package) has wheels for, from the
     index's file lists in wheels.toml, against the reporter's Python; else the planner's fix."""
-    name, version = _asked(facts)
+    name, version, label = _asked(facts)
     if not name:
         return None
     releases = [r for r in kb.rows("wheels", "release") if r["package"] == name]
@@ -183,7 +183,7 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
     row = next((r for r in releases if version and r["version"] == version), None)
     if row is not None and (python is None or not _serves(row, python, None)):
         span = python_span(row["python_tags"])
-        pinned = _pinned(name, str(row["version"]), _local_label(facts), kb)
+        pinned = _pinned(name, str(row["version"]), label, kb)
         if python is None:
             return _python_env_fix(
                 f"{name} {version} has wheels for CPython {span} only: install it with one of "
@@ -227,7 +227,7 @@ def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase
     torch or TensorFlow release line. False when the Python, the release or its wheels are
     not known."""
     python = _python_of(facts, snapshot)
-    name, version = _asked(facts)
+    name, version, _ = _asked(facts)
     if python is None or not name or not version:
         return False
     row = next(
@@ -248,24 +248,18 @@ def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase
     return not in_range(wanted, line["python_min"], line.get("python_max"))
 
 
-def _asked(facts: Sequence[Fact]) -> tuple[str, str | None]:
-    """The package the text asks for (normalised) and the release, without a local label;
-    ("", None) when none is named."""
-    spec = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*))?", _requirement(facts))
+def _asked(facts: Sequence[Fact]) -> tuple[str, str | None, str | None]:
+    """The package the text asks for (normalised), the release without its local label, and the
+    label (cu111 of torch==1.9.1+cu111); ("", None, None) when none is named."""
+    spec = re.match(
+        r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*(?:\+[\w.]+)?))?", _requirement(facts)
+    )
     if spec is None:
-        return "", None
+        return "", None, None
     version = spec.group(2) or _value(facts, "package_version")
-    release = re.match(r"\d[\w.]*?(?=\+|$)", version or "")
-    return spec.group(1).lower().replace("_", "-"), release.group(0) if release else None
-
-
-def _local_label(facts: Sequence[Fact]) -> str | None:
-    """The local label of the version asked for (cu111 of torch==1.9.1+cu111), if any."""
-    spec = re.search(r"==\s*\d[\w.]*\+(\w+)", _requirement(facts))
-    if spec is None:
-        asked = re.search(r"\+(\w+)$", _value(facts, "package_version") or "")
-        return asked.group(1) if asked else None
-    return spec.group(1)
+    parts = re.match(r"(\d[\w.]*?)(?:\+([\w.]+))?$", version or "")
+    name = spec.group(1).lower().replace("_", "-")
+    return (name, parts.group(1), parts.group(2)) if parts else (name, None, None)
 
 
 def _pinned(name: str, version: str, label: str | None, kb: KnowledgeBase) -> str:
