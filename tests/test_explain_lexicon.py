@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,28 @@ def test_silent_without_enough_words_or_without_a_word_of_the_gpu_stack() -> Non
     assert guess("memory libcudart cuda", kb) is not None
     assert guess("cuda memory", _kb({**TINY_META, "min_share": 0.99}, TINY)) is None
     assert guess("cuda memory libcudart", KnowledgeBase(files={})) is None  # no lexicon
+
+
+def test_silent_when_most_longer_words_are_not_words_of_the_lexicon() -> None:
+    kb = _kb({**TINY_META, "min_known": 0.5}, TINY)
+    assert guess("cuda libcudart memory", kb) is not None
+    # the same words among as many unknown ones of three letters or more: noise, not a text
+    assert guess("cuda libcudart memory qzx vbnw kjhq wert", kb) is None  # 3 of 7
+    assert guess("cuda libcudart memory qzx vbnw", kb) is not None  # 3 of 5 known
+    assert guess("cuda libcudart memory qz vb kj hq", kb) is not None  # short runs do not count
+
+
+def test_random_bytes_get_no_guess() -> None:
+    # random bytes hold many short letter runs (tf, os, uv …) that the lexicon counts; they
+    # once got a guess now and then
+    generator = random.Random(7)
+    guessed = []
+    for size in (200, 2_000, 20_000) * 20:
+        noise = bytes(generator.getrandbits(8) for _ in range(size)).decode("utf-8", "replace")
+        explanation = explain_text(noise, KB)
+        if explanation.cause is not None:
+            guessed.append((size, explanation.cause, explanation.words))
+    assert guessed == []
 
 
 def test_a_long_text_is_read_at_its_head_and_tail_only() -> None:

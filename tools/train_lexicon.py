@@ -96,6 +96,7 @@ def document(cases: Sequence[dict[str, Any]]) -> str:
         ("trained_on", [f"{n} ({'tune half' if n in TUNED_NAMES else 'whole'})" for n in names]),
         ("alpha", 0.1),
         ("min_words", 3),
+        ("min_known", 0.15),
         ("min_share", 0.0),
         ("scale", 0.5),
         ("stop_words", STOP_WORDS),

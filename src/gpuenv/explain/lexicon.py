@@ -5,7 +5,9 @@ of the corpora) holds, for each cause, how many of its training cases hold each 
 words are weighed as independent signs (a naive Bayes over word presence, smoothed by `alpha`):
 each word the text holds moves the odds towards the causes whose cases hold it more often than
 the others do. It speaks only when the text holds at least `min_words` words of the lexicon and
-one of its `anchors` (words of the GPU stack: an unrelated Python error is not guessed at), and
+one of its `anchors` (words of the GPU stack: an unrelated Python error is not guessed at), when
+at least `min_known` of its distinct words of three letters or more are words of the lexicon (a
+text, not noise: random bytes hold many short letter runs but few real words), and
 its confidence is the posterior scaled by `scale` (the share of guesses that were right on the
 check halves is about a half): a guess is never as sure as a recognised message.
 
@@ -24,6 +26,7 @@ from gpuenv.kb import KnowledgeBase
 HEAD, TAIL = 16_384, 49_152  # characters read at each end of a long text
 _WORD = re.compile(r"[a-z][a-z0-9_]{1,30}")
 SHOWN = 5  # words named as the reasons of a guess
+_LONGER = 3  # letters of the words whose share the lexicon must know
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class Lexicon:
     anchor_prefixes: tuple[str, ...]
     alpha: float
     min_words: int
+    min_known: float  # least share of the text's longer words that the lexicon knows
     min_share: float
     scale: float
 
@@ -85,6 +89,7 @@ def _load(kb: KnowledgeBase) -> Lexicon | None:
         anchor_prefixes=tuple(str(p) for p in meta.get("anchor_prefixes", ())),
         alpha=float(meta.get("alpha", 0.1)),
         min_words=int(meta.get("min_words", 3)),
+        min_known=float(meta.get("min_known", 0.0)),
         min_share=float(meta.get("min_share", 0.0)),
         scale=float(meta.get("scale", 0.5)),
     )
@@ -98,8 +103,11 @@ def guess(lower: str, kb: KnowledgeBase) -> Guess | None:
         return None
     if len(lower) > HEAD + TAIL:
         lower = lower[:HEAD] + "\n" + lower[-TAIL:]
-    words = words_of(lower, lexicon.stop) & lexicon.holding.keys()
+    every = words_of(lower, lexicon.stop)
+    words = every & lexicon.holding.keys()
     if len(words) < lexicon.min_words or not any(_anchor(w, lexicon) for w in words):
+        return None
+    if _known_share(every, words) < lexicon.min_known:
         return None
     scores = {cause: _score(cause, words, lexicon) for cause in lexicon.causes}
     top = max(sorted(scores), key=lambda c: scores[c][0])
@@ -110,6 +118,11 @@ def guess(lower: str, kb: KnowledgeBase) -> Guess | None:
     reasons = sorted(scores[top][1].items(), key=lambda kv: (-kv[1], kv[0]))
     shown = tuple(w for w, weight in reasons[:SHOWN] if weight > 0)
     return Guess(top, round(share * lexicon.scale, 3), share, shown)
+
+
+def _known_share(every: set[str], known: set[str]) -> float:
+    longer = [w for w in every if len(w) >= _LONGER]
+    return sum(w in known for w in longer) / len(longer) if longer else 0.0
 
 
 def _anchor(word: str, lexicon: Lexicon) -> bool:

@@ -3,7 +3,8 @@ corpora (and the development split): for each cause, how many of its training ca
 word. `gpuenv explain` guesses from it when no known message is found (gpuenv.explain.lexicon).
 
 The file's top-level values say how it was trained and how it is used: `alpha` (smoothing),
-`min_words` (words of the lexicon a text must hold), `min_share` (the least posterior of a
+`min_words` (words of the lexicon a text must hold), `min_known` (the least share of a text's
+words of three letters or more that the lexicon must know), `min_share` (the least posterior of a
 guess), `scale` (a guess's confidence is its posterior times this), `stop_words` (words not
 counted), `anchors` and `anchor_prefixes` (a text must hold one of these words of the GPU stack).
 """
