@@ -117,6 +117,14 @@ def test_a_rule_needs_its_facts() -> None:
             "C:\\Python\\Python37-32\\Scripts>pip install torch==1.5.1+cpu",
             "wrong_platform_wheel",
         ),
+        (
+            '[ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" when trying '
+            'to load "C:\\app\\onnxruntime_providers_cuda.dll"',
+            "onnxruntime-gpu 1.19.2 with cuDNN 9.1 installed",
+            "windows_dll",
+            "onnxruntime-gpu 1.19.2 with cuDNN 8.9.7 installed",
+            "cudnn_mismatch",
+        ),
     ],
     ids=[
         "tf-native-windows",
@@ -128,6 +136,7 @@ def test_a_rule_needs_its_facts() -> None:
         "rocm-index",
         "driver-updated",
         "32-bit-python",
+        "ort-cudnn-major",
     ],
 )
 def test_the_facts_around_a_message_change_its_cause(
@@ -157,6 +166,48 @@ def test_facts_derived_from_prose() -> None:
     assert ("package_gpu_build", "true") in {(f.name, f.value) for f in local}
     cpu = explain_text("No matching distribution found for torch==1.9.1+cpu", KB).facts
     assert "package_gpu_build" not in {f.name for f in cpu}
+
+
+@pytest.mark.parametrize(
+    ("setting", "judged"),
+    [
+        ("onnxruntime-win-x64-cuda12-1.17.1, cuDNN 9 installed", True),  # CUDA 12 build: cuDNN 8
+        ("onnxruntime-win-x64-cuda12-1.17.1, cuDNN 8.9 installed", False),
+        ("onnxruntime-gpu==1.20.1 and cudnn version: 90100", False),
+        ("ONNX Runtime 1.20.1, cuDNN 8.9.7", True),  # the index's build is for CUDA 12: cuDNN 9
+        ("ONNX Runtime 1.18.0, CUDA 12.4, cuDNN 8.9", False),  # 1.18's cuDNN depends on its patch
+        ("ONNX Runtime 1.17.1\nonnxruntime-gpu 1.19.2, cuDNN 9", False),  # which one failed?
+        ("onnxruntime-gpu 1.19.2", False),  # no cuDNN named
+    ],
+)
+def test_the_cudnn_major_of_an_onnxruntime_release(setting: str, judged: bool) -> None:
+    """onnxruntime.toml holds each release's builds and their cuDNN; the judgement is made only
+    where the release, its build and the installed cuDNN major are all known."""
+    message = "LoadLibrary failed with error 126 when trying to load onnxruntime_providers_cuda.dll"
+    explanation = explain_text(setting + "\n" + message, KB)
+    assert (explanation.cause == "cudnn_mismatch") is judged
+    assert explanation.cause in ("cudnn_mismatch", "windows_dll")
+
+
+def test_cudnn_versions_read_from_prose() -> None:
+    def cudnn(text: str) -> set[str]:
+        return {f.value for f in explain_text(text, KB).facts if f.name == "cudnn_version"}
+
+    assert cudnn("cuDNN Ver. 8907 and more") == {"8.9.7"}  # torch.backends.cudnn.version()
+    assert cudnn("cudnn version: 90100") == {"9.1.0"}
+    assert cudnn("with cuDNN 9 installed.") == {"9"}
+    assert cudnn("I have cuDNN v8.9.7.") == {"8.9.7"}
+    assert cudnn("cudnn64_8.dll is missing") == set()  # a library's name, not a version
+
+
+def test_a_rule_gives_its_own_fix_before_the_pattern_hints() -> None:
+    explanation = explain_text(
+        "onnxruntime-win-x64-cuda12-1.17.1, cuDNN 9 installed\n"
+        "LoadLibrary failed with error 126 when trying to load onnxruntime_providers_cuda.dll",
+        KB,
+    )
+    rule = RULES["ort-provider-with-cudnn-of-another-major"]
+    assert explanation.fix is not None and explanation.fix.summary == rule.hints[0]
 
 
 def test_a_line_votes_once() -> None:

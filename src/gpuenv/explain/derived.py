@@ -1,6 +1,7 @@
 """Facts judged from other facts and the knowledge base, for the rules of patterns.toml to
 look at: whether the release a text asks for has a wheel for the reporter's Python, whether the
-cuDNN a program could not load is of another major version than the one installed."""
+cuDNN a program could not load is of another major version than the one installed, whether the
+ONNX Runtime release named is built for another cuDNN major than the one installed."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["python_unserved"] = "true"
     if cudnn_other_major(facts):
         out["cudnn_other_major"] = "true"
+    if ort_cudnn_other_major(facts, kb):
+        out["ort_cudnn_other_major"] = "true"
     return out
 
 
@@ -32,7 +35,38 @@ def cudnn_other_major(facts: Sequence[Fact]) -> bool:
         for f in facts
         if f.name == "missing_library" and (m := _CUDNN_SONAME.search(f.value))
     }
-    installed = {
+    installed = _cudnn_majors(facts)
+    return bool(wanted and installed and not wanted & installed)
+
+
+def ort_cudnn_other_major(facts: Sequence[Fact], kb: KnowledgeBase) -> bool:
+    """Every build of the ONNX Runtime release the text names (of the CUDA major it names, where
+    it names one: its package's name, else the CUDA toolkit or runtime; else the build the
+    package index serves) is built for another cuDNN major than the one the text says is
+    installed."""
+    installed = _cudnn_majors(facts)
+    versions = {f.value for f in facts if f.name == "onnxruntime_version"}
+    if not installed or len(versions) != 1:
+        return False
+    release = ".".join(versions.pop().split(".")[:2])
+    cuda = {f.value for f in facts if f.name == "onnxruntime_cuda"} or {
+        f.value.split(".")[0] for f in facts if f.name in ("toolkit_cuda", "cuda_runtime")
+    }
+    builds = [
+        row
+        for row in kb.rows("onnxruntime", "release")
+        if row["onnxruntime"] == release and (not cuda or str(row.get("cuda_major")) in cuda)
+    ]
+    if not cuda and any(row.get("pypi_default") for row in builds):
+        builds = [row for row in builds if row.get("pypi_default")]  # what pip installs
+    # a build whose cuDNN depends on the patch release (1.18 for CUDA 12) is not judged
+    if not builds or any(not row.get("cudnn") for row in builds):
+        return False
+    wanted = {str(row["cudnn"]).split(".")[0] for row in builds}
+    return not wanted & installed
+
+
+def _cudnn_majors(facts: Sequence[Fact]) -> set[str]:
+    return {
         f.value.split(".")[0] for f in facts if f.name == "cudnn_version" and f.value[:1].isdigit()
     }
-    return bool(wanted and installed and not wanted & installed)

@@ -15,6 +15,7 @@ from gpuenv.explain.scan import Hit
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.model import Row
+from gpuenv.kb.patterns import compiled
 from gpuenv.kb.query._frameworks_util import in_range, release_tuple
 from gpuenv.kb.query.cuda import mvc_min_driver, pip_package, toolkit_min_driver
 from gpuenv.kb.query.frameworks import tf_release
@@ -48,8 +49,14 @@ def make_fix(
     built = builder(facts, snapshot, kb) if builder else None
     if built is not None:
         return built
-    # two lines that match one pattern give its hints twice: each is said once
-    hints = list(dict.fromkeys(h for hit in hits if hit.cause == cause for h in hit.pattern.hints))
+    # a rule's hints say what the message means in its setting, so they come before the
+    # pattern's; two lines that match one pattern give its hints twice: each is said once
+    rules = {r.id: r for group in compiled(kb).rules.values() for r in group}
+    ruled = [
+        h for hit in hits if hit.cause == cause and hit.rule in rules for h in rules[hit.rule].hints
+    ]
+    plain = [h for hit in hits if hit.cause == cause for h in hit.pattern.hints]
+    hints = list(dict.fromkeys(ruled + plain))
     return Fix(summary=hints[0], notes=tuple(hints[1:])) if hints else None
 
 

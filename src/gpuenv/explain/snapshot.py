@@ -42,8 +42,9 @@ _GPU_READERS = (
 
 
 def normalise(facts: Iterable[Fact]) -> list[Fact]:
-    """Derived forms: the driver's CUDA from cudaDriverGetVersion's integer, a compute
-    capability from sm_86, a Python version from a cp310 tag; duplicates dropped."""
+    """Derived forms: the driver's CUDA from cudaDriverGetVersion's integer, cuDNN's version from
+    its integer, a compute capability from sm_86, a Python version from a cp310 tag; duplicates
+    dropped."""
     out: list[Fact] = []
     seen: set[tuple[object, ...]] = set()
     for fact in facts:
@@ -72,6 +73,18 @@ def _derived(fact: Fact) -> list[Fact]:
         label = re.search(r"\+cu(\d{1,2})(\d)$", value)
         cuda = f"{label.group(1)}.{label.group(2)}" if label else None
         return [fact] + ([dataclasses.replace(fact, name="torch_cuda", value=cuda)] if cuda else [])
+    if fact.name == "cudnn_code" and value.isdigit():
+        # 8907 is 8.9.7 (major * 1000 up to cuDNN 8), 90100 is 9.1.0 (major * 10000 from 9)
+        code = int(value)
+        major, rest = (
+            (code // 10000, code % 10000) if code >= 10000 else (code // 1000, code % 1000)
+        )
+        return [
+            fact,
+            dataclasses.replace(
+                fact, name="cudnn_version", value=f"{major}.{rest // 100}.{rest % 100}"
+            ),
+        ]
     if fact.name == "sm":
         match = re.fullmatch(r"sm_(\d+)(\d)", value)
         return (

@@ -35,6 +35,7 @@ FACTS: dict[str, str] = {
     "toolkit_cuda": "CUDA toolkit version from nvcc (12.8.93)",
     "cuda_runtime": "CUDA runtime version a framework found (12.4.131)",
     "cudnn_version": "cuDNN version found",
+    "cudnn_code": "cuDNN version as torch.backends.cudnn.version() prints it (8907, 90100)",
     "cudnn_loaded": "cuDNN version loaded at run time",
     "cudnn_compiled": "cuDNN version the framework was built with",
     "missing_library": "a shared library or DLL that could not be loaded",
@@ -42,6 +43,10 @@ FACTS: dict[str, str] = {
     "cudnn_other_major": (
         "a cuDNN library of another major than the installed cuDNN could not be loaded (true), "
         "judged"
+    ),
+    "ort_cudnn_other_major": (
+        "the ONNX Runtime release named is built for another cuDNN major than the one the text "
+        "names (true), judged from onnxruntime.toml"
     ),
     "conda_cuda": "conda's __cuda virtual package (or CONDA_OVERRIDE_CUDA)",
     "nccl_version": "NCCL version",
@@ -74,5 +79,7 @@ FACTS: dict[str, str] = {
     "jax_version": "jax version",
     "jaxlib_version": "jaxlib version",
     "jax_backend": "the backend JAX uses (gpu, cpu)",
+    "onnxruntime_version": "ONNX Runtime version",
+    "onnxruntime_cuda": "CUDA major of an ONNX Runtime release package (…-cuda12-1.17.1)",
     "framework": "the framework a message comes from (torch, tensorflow, jax …)",
 }
