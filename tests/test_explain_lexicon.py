@@ -152,7 +152,13 @@ def test_trained_on_tune_halves_only() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["error-cases.fresh2.jsonl", "error-cases.fresh3.jsonl", "error-cases.fresh4.jsonl"]
+    "name",
+    [
+        "error-cases.fresh2.jsonl",
+        "error-cases.fresh3.jsonl",
+        "error-cases.fresh4.jsonl",
+        "error-cases.fresh5.jsonl",
+    ],
 )
 def test_never_trained_on_the_blind_cases(name: str) -> None:
     blind = {c["id"] for c in rows(ROOT / "corpus" / name)}

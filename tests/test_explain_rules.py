@@ -366,3 +366,19 @@ def _whole_text_unmark(text: str) -> str:
 def test_line_wise_unmarking_is_the_whole_text_substitution(parts: list[str]) -> None:
     text = "".join(parts)
     assert plain(text) == _whole_text_unmark(text)
+
+
+def test_tensorflow_diagnostics_name_a_mismatch_only_when_the_versions_differ() -> None:
+    def cause(libcuda: str, kernel: str) -> str | None:
+        text = (
+            "E tensorflow/stream_executor/cuda/cuda_driver.cc:406] failed call to cuInit: "
+            "CUDA_ERROR_NO_DEVICE\n"
+            f"I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:189] libcuda reported "
+            f"version is: {libcuda}\n"
+            f"I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:193] kernel reported "
+            f"version is: {kernel}\n"
+        )
+        return explain_text(text, KB).cause
+
+    assert cause("375.66.0", "384.130.0") == "driver_module_mismatch"
+    assert cause("384.130.0", "384.130") != "driver_module_mismatch"  # one version, two spellings

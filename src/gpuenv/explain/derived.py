@@ -1,7 +1,8 @@
 """Facts judged from other facts and the knowledge base, for the rules of patterns.toml to
 look at: whether the release a text asks for has a wheel for the reporter's Python, whether the
 cuDNN a program could not load is of another major version than the one installed, whether the
-ONNX Runtime release named is built for another cuDNN major than the one installed."""
+ONNX Runtime release named is built for another cuDNN major than the one installed, whether the
+user-space driver and the kernel module are of different versions."""
 
 from __future__ import annotations
 
@@ -24,7 +25,20 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["cudnn_other_major"] = "true"
     if ort_cudnn_other_major(facts, kb):
         out["ort_cudnn_other_major"] = "true"
+    if driver_versions_differ(facts):
+        out["driver_versions_differ"] = "true"
     return out
+
+
+def driver_versions_differ(facts: Sequence[Fact]) -> bool:
+    """The text names a user-space driver (libcuda, NVML) and a kernel module of different
+    versions (compared as major.minor: 384.130 and 384.130.0 are one version)."""
+
+    def versions(name: str) -> set[str]:
+        return {".".join(f.value.split(".")[:2]) for f in facts if f.name == name}
+
+    client, kernel = versions("client_driver_version"), versions("kernel_module_version")
+    return bool(client and kernel and client != kernel)
 
 
 def cudnn_other_major(facts: Sequence[Fact]) -> bool:

@@ -31,6 +31,9 @@ FACTS: dict[str, str] = {
     "driver_updated": "the text says the driver or system was updated before it failed (true)",
     "kernel_module_version": "version of the loaded kernel module (NVRM)",
     "client_driver_version": "version of the user-space driver a kernel message names",
+    "driver_versions_differ": (
+        "the user-space driver and the kernel module named are of different versions (true), judged"
+    ),
     # CUDA libraries and toolkits
     "toolkit_cuda": "CUDA toolkit version from nvcc (12.8.93)",
     "cuda_runtime": "CUDA runtime version a framework found (12.4.131)",
