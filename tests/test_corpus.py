@@ -282,7 +282,7 @@ def test_no_registry_host_names(
     fresh2: list[dict[str, Any]],
     train: list[dict[str, Any]],
 ) -> None:
-    later = [row for name in sorted(LATER_SETS) for row in _later(name)]
+    later = _every_later()
     rows = [*cases, *reports, *fresh, *fresh2, *train, *later]
     texts = [json.dumps(row, ensure_ascii=False) for row in rows]
     assert [t[:80] for t in texts if REGISTRY_HOST_RE.search(t)] == []
@@ -406,6 +406,10 @@ def _later(name: str) -> list[dict[str, Any]]:
     return _read_jsonl(LATER_SETS[name])
 
 
+def _every_later() -> list[dict[str, Any]]:
+    return [row for name in sorted(LATER_SETS) for row in _later(name)]
+
+
 @pytest.mark.parametrize("name", sorted(LATER_SETS))
 def test_every_later_fresh_case_is_well_formed(name: str) -> None:
     assert dated_sorted_problems(_later(name), FRESH2_RETRIEVED) == {}
@@ -481,7 +485,7 @@ def test_train_cases_come_from_threads_used_nowhere_else(
     """Rule: a training case shares neither its id nor its thread (source) with any measured file
     (the project corpus, its pasted reports, the fresh sets) or the development split, so a word
     learnt from it can never be scored on the same thread; no thread gives two training cases."""
-    later = [row for name in sorted(LATER_SETS) for row in _later(name)]
+    later = _every_later()
     measured = [*cases, *reports, *fresh, *fresh2, *later, *_dev_rows()]
     assert shared_threads(train, measured) == {}
 

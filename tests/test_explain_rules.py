@@ -22,7 +22,7 @@ from gpuenv.kb.loader import DATA_DIR
 from gpuenv.kb.patterns import Condition, compiled, parse_condition
 
 KB = default_kb()
-RULES = {rule.id: rule for group in compiled(KB).rules.values() for rule in group}
+RULES = compiled(KB).rule_by_id
 
 
 @pytest.mark.parametrize("rule_id", sorted(RULES))

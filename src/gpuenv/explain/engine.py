@@ -106,7 +106,7 @@ def fact_values(facts: Sequence[Fact], snapshot: Snapshot) -> dict[str, set[str]
 def _hints(hits: Sequence[Hit], top: Candidate | None, kb: KnowledgeBase) -> tuple[str, ...]:
     if top is None:
         return ()
-    rules = {r.id: r for group in compiled(kb).rules.values() for r in group}
+    rules = compiled(kb).rule_by_id
     found: list[str] = []
     for hit in hits:
         if hit.cause == top.cause:

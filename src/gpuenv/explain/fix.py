@@ -51,7 +51,7 @@ def make_fix(
         return built
     # a rule's hints say what the message means in its setting, so they come before the
     # pattern's; two lines that match one pattern give its hints twice: each is said once
-    rules = {r.id: r for group in compiled(kb).rules.values() for r in group}
+    rules = compiled(kb).rule_by_id
     ruled = [
         h for hit in hits if hit.cause == cause and hit.rule in rules for h in rules[hit.rule].hints
     ]

@@ -10,6 +10,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from gpuenv.diagnose.findings import CAUSES
@@ -173,6 +174,10 @@ class Compiled:
 
     patterns: tuple[Pattern, ...]
     rules: dict[str, tuple[Rule, ...]]  # by pattern id, most conditions first
+
+    @cached_property
+    def rule_by_id(self) -> dict[str, Rule]:
+        return {rule.id: rule for group in self.rules.values() for rule in group}
 
 
 _CACHE: dict[int, tuple[KnowledgeBase, Compiled]] = {}
