@@ -382,3 +382,18 @@ def test_tensorflow_diagnostics_name_a_mismatch_only_when_the_versions_differ() 
 
     assert cause("375.66.0", "384.130.0") == "driver_module_mismatch"
     assert cause("384.130.0", "384.130") != "driver_module_mismatch"  # one version, two spellings
+
+
+def test_uv_taking_another_package_from_the_pytorch_index_outvotes_its_platform_line() -> None:
+    """uv's "no wheel for the current platform" names the index the package came from: another
+    package than PyTorch's own from the PyTorch index is the index order, and only that votes."""
+    text = (
+        "error: Distribution `markupsafe==3.0.2 @ registry+https://download.pytorch.org/whl/"
+        "cu126` can't be installed because it doesn't have a source distribution or wheel for "
+        "the current platform"
+    )
+    explanation = explain_text(text, KB)
+    assert explanation.cause == "solver_conflict"
+    assert "wrong_platform_wheel" not in {a.cause for a in explanation.alternatives}
+    own = explain_text(text.replace("markupsafe==3.0.2", "torch==2.6.0+cu126"), KB)
+    assert own.cause == "wrong_platform_wheel"
