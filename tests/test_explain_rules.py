@@ -210,6 +210,65 @@ def test_a_rule_gives_its_own_fix_before_the_pattern_hints() -> None:
     assert explanation.fix is not None and explanation.fix.summary == rule.hints[0]
 
 
+@pytest.mark.parametrize(
+    ("setting", "asked", "judged"),
+    [
+        ("Windows 11, Python 3.10", "triton==2.2.0", True),  # triton: Linux files only
+        ("Ubuntu 22.04, Python 3.10", "triton==2.2.0", False),
+        ("Python 3.10", "triton==2.2.0", False),  # the OS is not said: nothing is judged
+        ("Windows 10", "jax-cuda12-plugin", True),  # no release has a Windows file
+        ("macOS Sonoma on an Apple M2", "jax-cuda12-plugin", True),
+        ("Windows 10", "torch", False),  # torch has win_amd64 files
+        ("Windows 11 on Snapdragon, ARM64 Python", "torch", True),  # the index has no win_arm64
+        ("Windows 11", "jaxlib==0.4.7+cuda11.cudnn82", True),  # jaxlib's CUDA builds: Linux
+        ("Ubuntu 22.04", "jaxlib==0.4.7+cuda11.cudnn82", False),
+        ("Jetson Orin, JetPack 5.1", "triton==3.0.0", True),  # 3.0.0: linux x86-64 only
+        ("Jetson Orin, JetPack 6.2", "triton==3.5.0", False),  # 3.5.0 has aarch64 files
+        ("Windows 11", "triton==1.1.1", False),  # a release wheels.toml does not list
+        ("Windows 11", "some-unknown-package", False),
+    ],
+)
+def test_a_package_without_a_wheel_for_the_platform(setting: str, asked: str, judged: bool) -> None:
+    """wheels.toml's platforms of the release named (or of every release listed) against the
+    OS and architecture the text gives: judged only where both are known."""
+    message = (
+        f"ERROR: Could not find a version that satisfies the requirement {asked} "
+        f"(from versions: none)\nERROR: No matching distribution found for {asked}"
+    )
+    explanation = explain_text(setting + "\n" + message, KB)
+    rule = "release-has-no-wheel-for-this-platform"
+    assert any(e.rule == rule for e in explanation.evidence) is judged
+    if judged:
+        assert explanation.cause == "wrong_platform_wheel"
+
+
+def test_the_platform_fix_names_the_platforms_the_index_has() -> None:
+    explanation = explain_text(
+        "PS C:\\Github\\LatentSync> miniconda3/python.exe --version\n"
+        "Python 3.10.13\n"
+        "PS C:\\Github\\LatentSync> miniconda3/python.exe -m pip install triton==2.2.0\n"
+        "ERROR: Could not find a version that satisfies the requirement triton==2.2.0 "
+        "(from versions: none)\n"
+        "ERROR: No matching distribution found for triton==2.2.0",
+        KB,
+    )
+    assert explanation.cause == "wrong_platform_wheel"
+    assert ("os", "windows") in {(f.name, f.value) for f in explanation.facts}
+    assert explanation.fix is not None
+    assert explanation.fix.summary.startswith(
+        "triton 2.2.0 has wheels for linux-x86_64 only; this machine is windows-x86_64"
+    )
+    # pip's line advises on a Python; the rule turned it to the platform, so its hint is not given
+    pip_line = next(p for p in compiled(KB).patterns if p.id == "pip-no-matching-version")
+    python_hint = pip_line.hints[0]
+    assert python_hint not in explanation.hints + explanation.fix.notes
+
+
+def test_architecture_names_are_read_in_any_case() -> None:
+    facts = explain_text("native ARM64 CPython on Windows 11", KB).facts
+    assert ("arch", "arm64") in {(f.name, f.value) for f in facts}
+
+
 def test_a_line_votes_once() -> None:
     """Rule: of the patterns that read one line only the heaviest votes: pip's line on an NVIDIA
     library wheel is two frameworks wanting two builds, not a generic conflict; four patterns

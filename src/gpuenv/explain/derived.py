@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from gpuenv.explain.fix import python_unserved
 from gpuenv.explain.model import Fact
+from gpuenv.explain.served import platform_unserved, python_unserved
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 
@@ -21,6 +21,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
     out = {}
     if python_unserved(facts, snapshot, kb):
         out["python_unserved"] = "true"
+    if platform_unserved(facts, snapshot, kb):
+        out["platform_unserved"] = "true"
     if cudnn_other_major(facts):
         out["cudnn_other_major"] = "true"
     if ort_cudnn_other_major(facts, kb):

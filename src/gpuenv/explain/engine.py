@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from gpuenv.diagnose.findings import Finding
 from gpuenv.explain.derived import judged
-from gpuenv.explain.fix import make_fix
+from gpuenv.explain.fix import cause_hints, make_fix
 from gpuenv.explain.lexicon import Guess, guess
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
 from gpuenv.explain.needles import compile_needles, locate
@@ -104,15 +104,7 @@ def fact_values(facts: Sequence[Fact], snapshot: Snapshot) -> dict[str, set[str]
 
 
 def _hints(hits: Sequence[Hit], top: Candidate | None, kb: KnowledgeBase) -> tuple[str, ...]:
-    if top is None:
-        return ()
-    rules = compiled(kb).rule_by_id
-    found: list[str] = []
-    for hit in hits:
-        if hit.cause == top.cause:
-            rule = rules.get(hit.rule or "")
-            found += rule.hints if rule and rule.hints else hit.pattern.hints
-    return tuple(dict.fromkeys(found))
+    return cause_hints(top.cause, hits, kb) if top is not None else ()
 
 
 def _evidence(hits: Sequence[Hit], top: Candidate | None) -> tuple[Evidence, ...]:

@@ -6,32 +6,34 @@ library wheel a missing SONAME comes from."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from gpuenv.diagnose.findings import Finding, Fix
 from gpuenv.errors import GpuenvError
 from gpuenv.explain.model import Fact
 from gpuenv.explain.scan import Hit
+from gpuenv.explain.served import (
+    asked,
+    platform_of,
+    platform_unserved,
+    platforms_of,
+    python_of,
+    release_key,
+    serves,
+    value,
+)
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.model import Row
 from gpuenv.kb.patterns import compiled
-from gpuenv.kb.query._frameworks_util import in_range, release_tuple
 from gpuenv.kb.query.cuda import mvc_min_driver, pip_package, toolkit_min_driver
-from gpuenv.kb.query.frameworks import tf_release
-from gpuenv.kb.query.torch import torch_find_links, torch_index_url, torch_release
-from gpuenv.kb.show import python_fits, python_span
+from gpuenv.kb.query.torch import torch_find_links, torch_index_url
+from gpuenv.kb.show import python_span
 from gpuenv.parse.pip import parse_wheel_name
 from gpuenv.versions import CudaVersion
 
 FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 _PLANNED = {"tensorflow-gpu": "tensorflow", "pytorch": "torch", "jaxlib": "jax"}
-# the KB row of a release's minor line, which carries its Python range
-_RELEASE_LINE: dict[str, Callable[[KnowledgeBase, str], Row | None]] = {
-    "torch": torch_release,
-    "tensorflow": tf_release,
-    "tensorflow-gpu": tf_release,
-}
 
 
 def make_fix(
@@ -49,19 +51,19 @@ def make_fix(
     built = builder(facts, snapshot, kb) if builder else None
     if built is not None:
         return built
-    # a rule's hints say what the message means in its setting, so they come before the
-    # pattern's; two lines that match one pattern give its hints twice: each is said once
+    hints = cause_hints(cause, hits, kb)
+    return Fix(summary=hints[0], notes=hints[1:]) if hints else None
+
+
+def cause_hints(cause: str, hits: Sequence[Hit], kb: KnowledgeBase) -> tuple[str, ...]:
+    """What the lines voting for `cause` advise, each said once: a rule's hints first (they say
+    what the message means in its setting), then the hints of the patterns whose own cause it
+    is (a pattern a rule turned to another cause advises on its own cause, not this one)."""
     rules = compiled(kb).rule_by_id
-    ruled = [
-        h for hit in hits if hit.cause == cause and hit.rule in rules for h in rules[hit.rule].hints
-    ]
-    plain = [h for hit in hits if hit.cause == cause for h in hit.pattern.hints]
-    hints = list(dict.fromkeys(ruled + plain))
-    return Fix(summary=hints[0], notes=tuple(hints[1:])) if hints else None
-
-
-def _value(facts: Sequence[Fact], name: str) -> str | None:
-    return next((f.value for f in facts if f.name == name), None)
+    voting = [hit for hit in hits if hit.cause == cause]
+    ruled = [h for hit in voting if hit.rule in rules for h in rules[hit.rule].hints]
+    plain = [h for hit in voting if hit.pattern.cause == cause for h in hit.pattern.hints]
+    return tuple(dict.fromkeys(ruled + plain))
 
 
 def _framework(facts: Sequence[Fact]) -> str:
@@ -69,7 +71,7 @@ def _framework(facts: Sequence[Fact]) -> str:
     if named:
         return named[0]
     for name in FRAMEWORKS[1:3]:
-        if _value(facts, f"{name}_version"):
+        if value(facts, f"{name}_version"):
             return name
     return "torch"
 
@@ -111,14 +113,14 @@ def plan_fix(
 
 def _cuda_of(facts: Sequence[Fact]) -> CudaVersion | None:
     for name in ("torch_cuda", "tensorflow_cuda"):
-        value = _value(facts, name)
-        if value and value.lower() != "none":
-            return CudaVersion.parse(value)
-    version = _value(facts, "torch_version") or ""
+        named = value(facts, name)
+        if named and named.lower() != "none":
+            return CudaVersion.parse(named)
+    version = value(facts, "torch_version") or ""
     label = re.search(r"\+cu(\d{2,3})$", version)
     if label:
         return CudaVersion.parse("cu" + label.group(1))
-    require = _value(facts, "nvidia_require_cuda")
+    require = value(facts, "nvidia_require_cuda")
     found = re.search(r"(\d+\.\d+)", require or "")
     return CudaVersion.parse(found.group(1)) if found else None
 
@@ -134,7 +136,7 @@ def _driver_need(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
     compat = mvc_min_driver(kb, cuda.major, os_name)
     if native is None:
         return ""
-    have = _value(facts, "driver_max_cuda")
+    have = value(facts, "driver_max_cuda")
     also = f" (≥ {compat} with minor-version compatibility)" if compat and compat != native else ""
     return f"CUDA {cuda.short} needs driver ≥ {native}{also}" + (
         f"; this driver supports CUDA {have}. " if have else ". "
@@ -154,7 +156,7 @@ def _container_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase)
     lead = _driver_need(facts, snapshot, kb)
     if not lead:
         return None
-    have = _value(facts, "driver_max_cuda")
+    have = value(facts, "driver_max_cuda")
     image = f"use an image built for CUDA ≤ {have}" if have else "use an image for an older CUDA"
     return Fix(
         f"{lead}Upgrade the host driver, or {image}.",
@@ -169,7 +171,7 @@ def _framework_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase)
 
 
 def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
-    package = _value(facts, "package") or ""
+    package = value(facts, "package") or ""
     name = re.split(r"[=<>!~\[ ]", package, maxsplit=1)[0].lower()
     name = _PLANNED.get(name, name)
     if name not in FRAMEWORKS:
@@ -180,15 +182,15 @@ def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
 def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
     """The Pythons the named release (or any release of the package) has wheels for, from the
     index's file lists in wheels.toml, against the reporter's Python; else the planner's fix."""
-    name, version, label = _asked(facts)
+    name, version, label = asked(facts)
     if not name:
         return None
     releases = [r for r in kb.rows("wheels", "release") if r["package"] == name]
-    python = _python_of(facts, snapshot)
-    platform = _platform_of(snapshot)
-    fits = [r for r in releases if _serves(r, python, platform)] if python else []
+    python = python_of(facts, snapshot)
+    platform = platform_of(snapshot)
+    fits = [r for r in releases if serves(r, python, platform)] if python else []
     row = next((r for r in releases if version and r["version"] == version), None)
-    if row is not None and (python is None or not _serves(row, python, None)):
+    if row is not None and (python is None or not serves(row, python, None)):
         span = python_span(row["python_tags"])
         pinned = _pinned(name, str(row["version"]), label, kb)
         if python is None:
@@ -200,8 +202,8 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
                 pinned,
                 snapshot,
             )
-        later = [r for r in fits if _release_key(r) >= _release_key(row)]
-        nearest = min(later, key=_release_key, default=None)
+        later = [r for r in fits if release_key(r) >= release_key(row)]
+        nearest = min(later, key=release_key, default=None)
         other = (
             f", or {name} {nearest['version']}, the first release after it for Python {python}"
             if nearest
@@ -215,7 +217,7 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
             snapshot,
         )
     if releases and python and not version and not fits:
-        newest = max(releases, key=_release_key)
+        newest = max(releases, key=release_key)
         where = f" on {platform}" if platform else ""
         span = python_span(newest["python_tags"])
         return _python_env_fix(
@@ -226,47 +228,6 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
             snapshot,
         )
     return _package_fix(facts, snapshot, kb)
-
-
-def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
-    """Whether the release the text asks for has no wheel for the reporter's Python: by the
-    index's file lists (wheels.toml) for that exact version, else by the Python range of its
-    torch or TensorFlow release line. False when the Python, the release or its wheels are
-    not known."""
-    python = _python_of(facts, snapshot)
-    name, version, _ = _asked(facts)
-    if python is None or not name or not version:
-        return False
-    row = next(
-        (
-            r
-            for r in kb.rows("wheels", "release")
-            if r["package"] == name and r["version"] == version
-        ),
-        None,
-    )
-    if row is not None:
-        return not _serves(row, python, None)
-    lookup = _RELEASE_LINE.get(name)
-    line = lookup(kb, version) if lookup else None
-    wanted = release_tuple(python)
-    if line is None or wanted is None or not line.get("python_min"):
-        return False
-    return not in_range(wanted, line["python_min"], line.get("python_max"))
-
-
-def _asked(facts: Sequence[Fact]) -> tuple[str, str | None, str | None]:
-    """The package the text asks for (normalised), the release without its local label, and the
-    label (cu111 of torch==1.9.1+cu111); ("", None, None) when none is named."""
-    spec = re.match(
-        r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*(?:\+[\w.]+)?))?", _requirement(facts)
-    )
-    if spec is None:
-        return "", None, None
-    version = spec.group(2) or _value(facts, "package_version")
-    parts = re.match(r"(\d[\w.]*?)(?:\+([\w.]+))?$", version or "")
-    name = spec.group(1).lower().replace("_", "-")
-    return (name, parts.group(1), parts.group(2)) if parts else (name, None, None)
 
 
 def _pinned(name: str, version: str, label: str | None, kb: KnowledgeBase) -> str:
@@ -282,17 +243,6 @@ def _pinned(name: str, version: str, label: str | None, kb: KnowledgeBase) -> st
         return f"{requirement} -f {links}"
     index = torch_index_url(kb, label)
     return f"{requirement} --index-url {index}" if index else requirement
-
-
-def _requirement(facts: Sequence[Fact]) -> str:
-    """The requirement pip could not satisfy, with its version when the line names one."""
-    fact = next((f for f in facts if f.name == "package"), None)
-    if fact is None:
-        return ""
-    named = re.search(
-        r"(?:requirement|found for)\s+(" + re.escape(fact.value) + r"\s*[^\s(]*)", fact.raw
-    )
-    return named.group(1) if named else fact.value
 
 
 def _python_env_fix(summary: str, row: Row, requirement: str, snapshot: Snapshot) -> Fix:
@@ -313,37 +263,10 @@ def _python_env_fix(summary: str, row: Row, requirement: str, snapshot: Snapshot
     return Fix(summary, commands, "pip")
 
 
-def _python_of(facts: Sequence[Fact], snapshot: Snapshot) -> str | None:
-    env = snapshot.python_env
-    version = (env.python_version if env else None) or _value(facts, "python_version")
-    found = re.match(r"(3)\.(\d+)", version or "")
-    return f"{found.group(1)}.{found.group(2)}" if found else None
-
-
-def _platform_of(snapshot: Snapshot) -> str | None:
-    """linux-x86_64 … as wheels.toml names platforms; None when the text did not say."""
-    host = snapshot.host
-    if host.os.source == "assumed" or host.os.value not in ("linux", "windows", "macos"):
-        return None
-    arch = "arm64" if host.os.value == "macos" else str(host.arch.value or "x86_64")
-    return f"{host.os.value}-{arch}"
-
-
-def _serves(row: Row, python: str, platform: str | None) -> bool:
-    platforms = row.get("platforms", [])
-    return python_fits(row["python_tags"], python) and (
-        platform is None or platform in platforms or "any" in platforms
-    )
-
-
-def _release_key(row: Row) -> tuple[int, ...]:
-    return release_tuple(row["version"]) or ()
-
-
 def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
-    wheel = parse_wheel_name(_value(facts, "wheel") or "")
+    wheel = parse_wheel_name(value(facts, "wheel") or "")
     if wheel is None:
-        return None
+        return _platform_fix(facts, snapshot, kb)
     python = snapshot.python_env.python_version if snapshot.python_env else None
     wants = f"CPython {wheel.python_version}" if wheel.python_version else wheel.python
     lead = f"{wheel.name} {wheel.version} is built for {wants} on {wheel.platform}"
@@ -357,8 +280,35 @@ def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> 
     return planned if planned and name in FRAMEWORKS else Fix(lead + ".", (), "pip")
 
 
+def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    """The platforms the index has files of the package (or the release) for, against the
+    reporter's, when wheels.toml lists them and none is the reporter's."""
+    if not platform_unserved(facts, snapshot, kb):
+        return None
+    name, version, label = asked(facts)
+    mine = " or ".join(platforms_of(snapshot))
+    releases = [
+        r
+        for r in kb.rows("wheels", "release")
+        if r["package"] == name and (not version or r["version"] == version)
+    ]
+    published = " and ".join(sorted({p for r in releases for p in r.get("platforms", [])}))
+    if label:
+        lead = f"{name} {version}+{label} is a CUDA build: those are published for Linux only"
+    elif version:
+        lead = f"{name} {version} has wheels for {published} only"
+    else:
+        lead = f"{name} has wheels for {published} only (every release the index lists)"
+    return Fix(
+        f"{lead}; this machine is {mine}: install it on a platform it is published for "
+        "(Linux, or WSL2 on Windows).",
+        (),
+        "pip",
+    )
+
+
 def _library_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
-    name = _value(facts, "missing_library") or ""
+    name = value(facts, "missing_library") or ""
     row = next(
         (r for r in kb.rows("cuda_libs", "soname") if name.startswith(str(r["soname"]))), None
     )
@@ -381,7 +331,7 @@ def _conda_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> 
             if len(_frameworks_named(facts)) > 1
             else None
         )
-    cuda = _value(facts, "driver_max_cuda") or "12.4"
+    cuda = value(facts, "driver_max_cuda") or "12.4"
     return Fix(
         "conda's __cuda virtual package comes from the driver; where no GPU is visible (docker "
         "build, a login node) set CONDA_OVERRIDE_CUDA to the CUDA of the machine that will run it.",

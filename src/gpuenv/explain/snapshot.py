@@ -61,6 +61,8 @@ def normalise(facts: Iterable[Fact]) -> list[Fact]:
 
 def _derived(fact: Fact) -> list[Fact]:
     value = fact.value
+    if fact.name == "arch" and value != value.lower():
+        return [dataclasses.replace(fact, value=value.lower())]
     if fact.name == "driver_cuda_code" and value.isdigit():
         code = int(value)
         return [

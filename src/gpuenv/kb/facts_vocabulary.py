@@ -67,6 +67,10 @@ FACTS: dict[str, str] = {
         "the release asked for has no wheel for the reporter's Python (true), judged from "
         "wheels.toml or its release line"
     ),
+    "platform_unserved": (
+        "the package asked for has no wheel for the reporter's OS and architecture (true), "
+        "judged from wheels.toml"
+    ),
     "extension": "a compiled extension module that failed (flash_attn_2_cuda)",
     # frameworks
     "torch_version": "PyTorch version (2.4.0+cu121)",

@@ -173,7 +173,7 @@ class Compiled:
     """The patterns and rules of one knowledge base, ready to use."""
 
     patterns: tuple[Pattern, ...]
-    rules: dict[str, tuple[Rule, ...]]  # by pattern id, most conditions first
+    rules: dict[str, tuple[Rule, ...]]  # by pattern id, most conditions first, then the heaviest
 
     @cached_property
     def rule_by_id(self) -> dict[str, Rule]:
@@ -198,7 +198,9 @@ def compiled(kb: KnowledgeBase) -> Compiled:
         rule, problems = compile_rule(row, ids)
         for name in rule.patterns if not problems else ():
             by_pattern.setdefault(name, []).append(rule)
-    ordered = {k: tuple(sorted(v, key=lambda r: -len(r.when))) for k, v in by_pattern.items()}
+    ordered = {
+        k: tuple(sorted(v, key=lambda r: (-len(r.when), -r.weight))) for k, v in by_pattern.items()
+    }
     result = Compiled(found, ordered)
     _CACHE[id(kb)] = (kb, result)
     return result

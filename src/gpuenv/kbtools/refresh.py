@@ -77,6 +77,8 @@ PACKAGES: tuple[PackageSpec, ...] = (
     PackageSpec("cupy-cuda12x", "", "cuda", ("ctk",)),
     PackageSpec("cupy-cuda13x", "", "cuda", ("ctk",)),
     PackageSpec("onnxruntime-gpu", ">=1.17", "cuda", ("cuda", "cudnn")),
+    PackageSpec("onnxruntime", ">=1.17", "none"),
+    PackageSpec("triton", ">=2.0", "none"),
     PackageSpec("tensorflow", ">=2.12", "cuda", ("and-cuda",)),
 )
 

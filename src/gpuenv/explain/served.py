@@ -1,0 +1,168 @@
+"""What the index's file lists (wheels.toml) say about the release a text asks for: whether it
+has a wheel for the reporter's Python, and for the reporter's platform. A question the knowledge
+base cannot answer (no Python or platform in the text, a release it does not list) is answered
+False: these are judgements, never guesses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from gpuenv.explain.model import Fact
+from gpuenv.facts import Snapshot
+from gpuenv.kb import KnowledgeBase
+from gpuenv.kb.model import Row
+from gpuenv.kb.query._frameworks_util import in_range, release_tuple
+from gpuenv.kb.query.frameworks import tf_release
+from gpuenv.kb.query.torch import torch_release
+from gpuenv.kb.show import python_fits
+
+# the KB row of a release's minor line, which carries its Python range
+_RELEASE_LINE: dict[str, Callable[[KnowledgeBase, str], Row | None]] = {
+    "torch": torch_release,
+    "tensorflow": tf_release,
+    "tensorflow-gpu": tf_release,
+}
+# a local label of a CUDA build (jaxlib 0.4.7+cuda11.cudnn82, torch 1.9.1+cu111)
+_CUDA_LABEL = re.compile(r"cu(?:da)?\d")
+# the packages whose CUDA builds were published for Linux only (jaxlib's +cuda wheels lived
+# on Google's find-links page, never for Windows or macOS)
+_LINUX_ONLY_CUDA = ("jaxlib",)
+
+
+def value(facts: Sequence[Fact], name: str) -> str | None:
+    return next((f.value for f in facts if f.name == name), None)
+
+
+def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Whether the release the text asks for has no wheel for the reporter's Python: by the
+    index's file lists (wheels.toml) for that exact version, else by the Python range of its
+    torch or TensorFlow release line. False when the Python, the release or its wheels are
+    not known."""
+    python = python_of(facts, snapshot)
+    name, version, _ = asked(facts)
+    if python is None or not name or not version:
+        return False
+    row = next(
+        (
+            r
+            for r in kb.rows("wheels", "release")
+            if r["package"] == name and r["version"] == version
+        ),
+        None,
+    )
+    if row is not None:
+        return not serves(row, python, None)
+    lookup = _RELEASE_LINE.get(name)
+    line = lookup(kb, version) if lookup else None
+    wanted = release_tuple(python)
+    if line is None or wanted is None or not line.get("python_min"):
+        return False
+    return not in_range(wanted, line["python_min"], line.get("python_max"))
+
+
+def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Whether the package the text asks for has no wheel for the reporter's platform, whatever
+    the Python: the release named (or, with none named, every release wheels.toml lists) has
+    no file for it; a CUDA build (+cu…) asked for on a Mac, or one of jaxlib's off Linux,
+    never existed. False when the platform or the package's wheels are not known."""
+    platforms = platforms_of(snapshot)
+    name, version, label = asked(facts)
+    if not platforms or not name:
+        return False
+    cuda_build = bool(label and _CUDA_LABEL.match(label))
+    on_mac, off_linux = platforms[0].startswith("macos"), not platforms[0].startswith("linux")
+    if cuda_build and (on_mac or (name in _LINUX_ONLY_CUDA and off_linux)):
+        return True
+    releases = [r for r in kb.rows("wheels", "release") if r["package"] == name]
+    if version:
+        releases = [r for r in releases if r["version"] == version]
+    if not releases:
+        return False
+    return not any(
+        platform in r.get("platforms", []) or "any" in r.get("platforms", [])
+        for r in releases
+        for platform in platforms
+    )
+
+
+def asked(facts: Sequence[Fact]) -> tuple[str, str | None, str | None]:
+    """The package the text asks for (normalised), the release without its local label, and the
+    label (cu111 of torch==1.9.1+cu111); ("", None, None) when none is named."""
+    spec = re.match(
+        r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*(?:\+[\w.]+)?))?", _requirement(facts)
+    )
+    if spec is None:
+        return "", None, None
+    version = spec.group(2) or _version_asked(facts)
+    parts = re.match(r"(\d[\w.]*?)(?:\+([\w.]+))?$", version or "")
+    name = spec.group(1).lower().replace("_", "-")
+    return (name, parts.group(1), parts.group(2)) if parts else (name, None, None)
+
+
+def _version_asked(facts: Sequence[Fact]) -> str | None:
+    """The version the text asks for; of two spellings (an install command's 0.4.7, pip's
+    0.4.7+cuda11.cudnn82), the one with the build label."""
+    named = [f.value for f in facts if f.name == "package_version"]
+    labelled = [v for v in named if "+" in v and named[0].startswith(v.split("+")[0])]
+    return next(iter(labelled or named), None)
+
+
+def _requirement(facts: Sequence[Fact]) -> str:
+    """The requirement pip could not satisfy, with its version when the line names one."""
+    fact = next((f for f in facts if f.name == "package"), None)
+    if fact is None:
+        return ""
+    named = re.search(
+        r"(?:requirement|found for)\s+(" + re.escape(fact.value) + r"\s*[^\s(]*)", fact.raw
+    )
+    return named.group(1) if named else fact.value
+
+
+def python_of(facts: Sequence[Fact], snapshot: Snapshot) -> str | None:
+    env = snapshot.python_env
+    version = (env.python_version if env else None) or value(facts, "python_version")
+    found = re.match(r"(3)\.(\d+)", version or "")
+    return f"{found.group(1)}.{found.group(2)}" if found else None
+
+
+def platform_of(snapshot: Snapshot) -> str | None:
+    """linux-x86_64 … as wheels.toml names platforms, when the text says exactly one."""
+    platforms = platforms_of(snapshot)
+    return platforms[0] if len(platforms) == 1 else None
+
+
+def platforms_of(snapshot: Snapshot) -> tuple[str, ...]:
+    """The platforms (as wheels.toml names them) the reporter's machine may be: one when the
+    text gives the OS and the architecture (or an architecture by Linux's name, or a Jetson),
+    both Macs when it says only macOS, none when it does not say the OS (or says a 32-bit
+    Windows, which has its own rule)."""
+    host = snapshot.host
+    if host.jetson.value:
+        return ("linux-aarch64",)
+    os_name = {"darwin": "macos", "macos": "macos"}.get(str(host.os.value), str(host.os.value))
+    arch = None if host.arch.source == "assumed" else host.arch.value
+    if arch in ("aarch64", "armv7l", "armhf"):  # Linux's names: macOS and Windows say arm64
+        os_name = "linux"
+    elif host.os.source == "assumed" or os_name not in ("linux", "windows", "macos"):
+        return ()
+    if arch in ("x86", "i686", "i386"):
+        return ()
+    if arch in ("aarch64", "arm64"):
+        return (f"{os_name}-arm64",) if os_name != "linux" else ("linux-aarch64",)
+    if arch in ("armv7l", "armhf"):
+        return (f"{os_name}-{arch}",)
+    if os_name == "macos" and arch is None:
+        return ("macos-arm64", "macos-x86_64")
+    return (f"{os_name}-x86_64",)
+
+
+def serves(row: Row, python: str, platform: str | None) -> bool:
+    platforms = row.get("platforms", [])
+    return python_fits(row["python_tags"], python) and (
+        platform is None or platform in platforms or "any" in platforms
+    )
+
+
+def release_key(row: Row) -> tuple[int, ...]:
+    return release_tuple(row["version"]) or ()
