@@ -158,6 +158,8 @@ def test_trained_on_tune_halves_only() -> None:
         "error-cases.fresh3.jsonl",
         "error-cases.fresh4.jsonl",
         "error-cases.fresh5.jsonl",
+        "error-cases.fresh6.jsonl",
+        "error-cases.study.jsonl",
     ],
 )
 def test_never_trained_on_the_blind_cases(name: str) -> None:
