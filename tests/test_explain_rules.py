@@ -264,6 +264,18 @@ def test_the_platform_fix_names_the_platforms_the_index_has() -> None:
     assert python_hint not in explanation.hints + explanation.fix.notes
 
 
+def test_a_cpu_build_without_a_file_for_the_platform_is_not_called_a_cuda_build() -> None:
+    explanation = explain_text(
+        "Windows 11 on Snapdragon, ARM64 Python\n"
+        "ERROR: No matching distribution found for torch==2.9.0+cpu",
+        KB,
+    )
+    assert explanation.cause == "wrong_platform_wheel"
+    assert explanation.fix is not None
+    assert explanation.fix.summary.startswith("torch 2.9.0 has wheels for ")
+    assert "windows-arm64" in explanation.fix.summary
+
+
 def test_architecture_names_are_read_in_any_case() -> None:
     facts = explain_text("native ARM64 CPython on Windows 11", KB).facts
     assert ("arch", "arm64") in {(f.name, f.value) for f in facts}

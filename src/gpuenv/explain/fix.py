@@ -14,11 +14,13 @@ from gpuenv.explain.model import Fact
 from gpuenv.explain.scan import Hit
 from gpuenv.explain.served import (
     asked,
+    cuda_build_unpublished,
     platform_of,
     platform_unserved,
     platforms_of,
     python_of,
     release_key,
+    releases_asked,
     serves,
     value,
 )
@@ -286,14 +288,11 @@ def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     if not platform_unserved(facts, snapshot, kb):
         return None
     name, version, label = asked(facts)
-    mine = " or ".join(platforms_of(snapshot))
-    releases = [
-        r
-        for r in kb.rows("wheels", "release")
-        if r["package"] == name and (not version or r["version"] == version)
-    ]
+    platforms = platforms_of(snapshot)
+    mine = " or ".join(platforms)
+    releases = releases_asked(kb, name, version)
     published = " and ".join(sorted({p for r in releases for p in r.get("platforms", [])}))
-    if label:
+    if cuda_build_unpublished(name, label, platforms):
         lead = f"{name} {version}+{label} is a CUDA build: those are published for Linux only"
     elif version:
         lead = f"{name} {version} has wheels for {published} only"

@@ -43,14 +43,7 @@ def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase
     name, version, _ = asked(facts)
     if python is None or not name or not version:
         return False
-    row = next(
-        (
-            r
-            for r in kb.rows("wheels", "release")
-            if r["package"] == name and r["version"] == version
-        ),
-        None,
-    )
+    row = next(iter(releases_asked(kb, name, version)), None)
     if row is not None:
         return not serves(row, python, None)
     lookup = _RELEASE_LINE.get(name)
@@ -70,13 +63,9 @@ def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBa
     name, version, label = asked(facts)
     if not platforms or not name:
         return False
-    cuda_build = bool(label and _CUDA_LABEL.match(label))
-    on_mac, off_linux = platforms[0].startswith("macos"), not platforms[0].startswith("linux")
-    if cuda_build and (on_mac or (name in _LINUX_ONLY_CUDA and off_linux)):
+    if cuda_build_unpublished(name, label, platforms):
         return True
-    releases = [r for r in kb.rows("wheels", "release") if r["package"] == name]
-    if version:
-        releases = [r for r in releases if r["version"] == version]
+    releases = releases_asked(kb, name, version)
     if not releases:
         return False
     return not any(
@@ -84,6 +73,25 @@ def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBa
         for r in releases
         for platform in platforms
     )
+
+
+def cuda_build_unpublished(name: str, label: str | None, platforms: Sequence[str]) -> bool:
+    """A CUDA build (a +cu… label) asked for where none was ever published: on a Mac, and
+    jaxlib's off Linux."""
+    if not label or not _CUDA_LABEL.match(label) or not platforms:
+        return False
+    return platforms[0].startswith("macos") or (
+        name in _LINUX_ONLY_CUDA and not platforms[0].startswith("linux")
+    )
+
+
+def releases_asked(kb: KnowledgeBase, name: str, version: str | None) -> list[Row]:
+    """wheels.toml's rows of the package, only the release named when one is."""
+    return [
+        r
+        for r in kb.rows("wheels", "release")
+        if r["package"] == name and (not version or r["version"] == version)
+    ]
 
 
 def asked(facts: Sequence[Fact]) -> tuple[str, str | None, str | None]:
