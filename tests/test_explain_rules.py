@@ -368,17 +368,20 @@ status = "inferred"
 
 # -- the needle search ---------------------------------------------------------------------------
 
-WORDS = st.sampled_from(["cuda", "out", "of", "memory", "nccl", "x", "_", ".", " ", "\n", "-"])
+# characters of one to four bytes in UTF-8: the search runs on bytes, offsets are characters
+WORDS = st.sampled_from(
+    ["cuda", "out", "of", "memory", "nccl", "x", "_", ".", " ", "\n", "-", "é", "━", "🚀", "ı"]
+)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.lists(WORDS, max_size=300).map("".join),
     st.lists(st.lists(WORDS, min_size=1, max_size=5).map("".join), min_size=1, max_size=6),
 )
 def test_locate_finds_what_a_plain_search_finds(text: str, needles: list[str]) -> None:
-    """Rule: for any text and needles, the chunked, word-gated search returns the offsets a
-    plain left-to-right search returns (up to the cap)."""
+    """Rule: for any text and needles, the chunked, word-gated search on UTF-8 bytes returns the
+    character offsets a plain left-to-right search returns (up to the cap)."""
     from gpuenv.explain import needles as module
 
     lower = text.lower()
@@ -419,6 +422,23 @@ def test_line_starts_and_offsets() -> None:
     assert prepared.lines == ("a", "bb", "ccc", "", "d")
     assert prepared.starts == (0, 2, 5, 9, 10)
     assert [prepared.line_of(i) for i in (0, 2, 6, 9, 10)] == [0, 1, 2, 3, 4]
+
+
+def test_a_long_text_is_lower_cased_a_piece_at_a_time_with_offsets_kept() -> None:
+    """Rule: a text longer than one lower-casing piece, with characters beyond ASCII (one that
+    lower-cases to two), has a lower-case copy of its own length, equal to str.lower() wherever
+    no character grows, and its needles are found at the same offsets in both."""
+    from gpuenv.explain import text as module
+
+    line = "Step ━━ 🚀 CUDA Error: OUT OF MEMORY É\n"
+    body = line * (module._LOWER_PIECE // len(line) + 50)
+    prepared = prepare(body)
+    assert prepared.lower == body.lower()
+    grown = prepare(body + "İ").lower  # "İ" lower-cases to two: ASCII letters only, then
+    assert len(grown) == len(body) + 1 and grown.startswith("step ━━ 🚀 cuda error: out of")
+    found = locate(prepared.lower, [compile_needle("cuda error: out of memory")])
+    at = line.lower().index("cuda error")
+    assert found["cuda error: out of memory"][:2] == [at, at + len(line)]
 
 
 _OLD_QUOTE = re.compile(r"\n[ \t]{0,3}(?:>[ \t]?)+")

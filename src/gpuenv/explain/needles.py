@@ -4,14 +4,18 @@ turns every character that is not part of a word into a space), and a needle is 
 in the chunks that hold all of its words (the words inside it exactly, the ones at its ends as
 part of a longer word). A needle with a word inside it is picked by that word (the chunk's
 words meet a table of them), so a chunk costs its words and its few candidates, not one test
-per needle. A 10 MB log costs one tokenising pass and the searches for needles whose words it
-has, not one full-text search per needle; memory stays about one chunk above the text itself."""
+per needle. A needle is searched in the chunk's UTF-8 bytes, not in the text (which holds 2 or 4
+bytes a character once one character beyond Latin-1 is in it). A 10 MB log costs one tokenising
+pass and the searches for needles whose words it has, not one full-text search per needle;
+memory stays about one chunk above the text itself."""
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 CHUNK = 1 << 14  # characters of text a chunk holds (up to the end of its last line)
 MAX_HITS = 500  # occurrences of one needle kept from the start of the text
@@ -19,6 +23,7 @@ TAIL_HITS = 100  # and, when it has more, its last occurrences (a log's error is
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 # bytes of a word stay (non-ASCII bytes too, so UTF-8 text keeps its words); others become spaces
 _TABLE = bytes(c if c in _WORD or c >= 0x80 else 0x20 for c in range(256))
+_WIDE = re.compile(r"[^\x00-\x7f]")
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,10 @@ class Needle:
     words: tuple[bytes, ...]  # words inside the needle: the chunk must hold each as a word
     parts: tuple[bytes, ...]  # words at its ends: the chunk must hold each within a word
     anywhere: bool = False  # no word at all, or across lines: searched in the whole text
+
+    @cached_property
+    def encoded(self) -> bytes:
+        return self.text.encode("utf-8", "surrogatepass")
 
 
 def compile_needle(text: str) -> Needle:
@@ -65,25 +74,67 @@ def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
     loose = [(n, frozenset[bytes]()) for n in wanted if not n.anywhere and not n.words]
     start = 0
     while start < len(lower) and (keyed or loose):
-        end = _chunk_end(lower, start)
-        words = set(lower[start:end].encode("utf-8", "surrogatepass").translate(_TABLE).split())
+        chunk = _Chunk(lower, start, _chunk_end(lower, start))
+        words = set(chunk.raw.translate(_TABLE).split())
         joined = b" ".join(words)
         candidates = [pair for key in words.intersection(keyed) for pair in keyed[key]]
+        within: dict[bytes, bool] = {}  # edge word -> inside some word of the chunk
         for needle, rest in candidates + loose:
             into = found[needle.text]
-            if (
-                len(into) < MAX_HITS
-                and words.issuperset(rest)
-                and all(p in words or p in joined for p in needle.parts)
-            ):
-                _find(lower, needle.text, start, end, into)
-        start = end
+            if len(into) < MAX_HITS and words.issuperset(rest):
+                for part in needle.parts:
+                    held = within.get(part)
+                    if held is None:
+                        held = within[part] = part in words or part in joined
+                    if not held:
+                        break
+                else:
+                    chunk.find(needle.encoded, into)
+        start = chunk.end
     for into in found.values():
         into.sort()
     for text, into in found.items():
         if len(into) >= MAX_HITS:
             into += _last(lower, text, into[-1])
     return found
+
+
+class _Chunk:
+    """A chunk of the text as UTF-8 bytes: a needle is searched in the bytes (a text with one
+    character beyond Latin-1 is stored with 2 or 4 bytes a character, and searching it costs
+    that much more), and a byte offset found is turned back into a character offset."""
+
+    def __init__(self, lower: str, start: int, end: int) -> None:
+        self.start, self.end = start, end
+        self.text = lower[start:end]
+        self.raw = self.text.encode("utf-8", "surrogatepass")
+
+    @cached_property
+    def _wide(self) -> tuple[list[int], list[int]]:
+        """Byte offsets where each multi-byte character ends, and the extra bytes up to there."""
+        ends: list[int] = []
+        extra: list[int] = []
+        shift = 0
+        for match in _WIDE.finditer(self.text):
+            width = len(match.group().encode("utf-8", "surrogatepass"))
+            ends.append(match.start() + shift + width)
+            shift += width - 1
+            extra.append(shift)
+        return ends, extra
+
+    def offset(self, at: int) -> int:
+        """The text offset of byte `at` of the chunk (the start of a character)."""
+        if len(self.raw) == self.end - self.start:
+            return self.start + at
+        ends, extra = self._wide
+        before = bisect_right(ends, at)
+        return self.start + at - (extra[before - 1] if before else 0)
+
+    def find(self, needle: bytes, into: list[int]) -> None:
+        at = self.raw.find(needle)
+        while at >= 0 and len(into) < MAX_HITS:
+            into.append(self.offset(at))
+            at = self.raw.find(needle, at + len(needle))
 
 
 def _last(lower: str, needle: str, after: int) -> list[int]:

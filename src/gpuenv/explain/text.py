@@ -88,10 +88,20 @@ def prepare(text: str) -> Text:
     lines = cleaned.split("\n")
     widths = map((1).__add__, map(len, lines[:-1]))  # each line and its newline
     starts = tuple(itertools.accumulate(widths, initial=0))
-    lower = cleaned.lower()
+    lower = _lower(cleaned)
     if len(lower) != len(cleaned):  # a few characters lower-case to two ("İ"): keep offsets
         lower = cleaned.translate(_ASCII_LOWER)
     return Text(cleaned, lower, tuple(lines), starts)
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+_LOWER_PIECE = 1 << 20
+
+
+def _lower(text: str) -> str:
+    """The text in lower case, a piece at a time: lower-casing a text with characters beyond
+    ASCII first allocates room for three times its characters at four bytes each (120 MB for a
+    10 MB log), a piece's worth here."""
+    if text.isascii() or len(text) <= _LOWER_PIECE:
+        return text.lower()
+    return "".join(text[at : at + _LOWER_PIECE].lower() for at in range(0, len(text), _LOWER_PIECE))
