@@ -210,6 +210,22 @@ def test_a_rule_gives_its_own_fix_before_the_pattern_hints() -> None:
     assert explanation.fix is not None and explanation.fix.summary == rule.hints[0]
 
 
+def test_each_hint_is_printed_once() -> None:
+    """A message with two hints gives the first as the fix and the second as its note; neither
+    is printed again as a loose hint."""
+    from gpuenv.render.explain import render_text
+
+    explanation = explain_text(
+        "ggml_cuda_init: failed to initialize CUDA: forward compatibility was attempted on non "
+        "supported HW",
+        KB,
+    )
+    assert explanation.fix is not None and len(explanation.fix.notes) == 1
+    text = render_text(explanation)
+    for said in (explanation.fix.summary, explanation.fix.notes[0]):
+        assert text.count(said[:60]) == 1, text
+
+
 @pytest.mark.parametrize(
     ("setting", "asked", "judged"),
     [

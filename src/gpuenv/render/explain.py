@@ -79,7 +79,8 @@ def _fix(explanation: Explanation) -> Doc:
         doc.append(line(fix.summary, indent=2))
         doc += [command(c, indent=4) for c in fix.commands]
         doc += [line("note: ", n, indent=4) for n in fix.notes]
-    doc += [line("hint: ", h, indent=2) for h in explanation.hints if not fix or h != fix.summary]
+    said = {fix.summary, *fix.notes} if fix else set()
+    doc += [line("hint: ", h, indent=2) for h in explanation.hints if h not in said]
     return doc
 
 
