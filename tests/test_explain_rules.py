@@ -210,6 +210,25 @@ def test_a_rule_gives_its_own_fix_before_the_pattern_hints() -> None:
     assert explanation.fix is not None and explanation.fix.summary == rule.hints[0]
 
 
+def test_uv_names_the_pythons_a_release_has_wheels_for() -> None:
+    """uv's hint under "doesn't have a source distribution or wheel for the current platform"
+    says the Python is the cause, and the tags it lists (the last one's closing backtick taken
+    by the Markdown clean-up) make the fix when the knowledge base has no row for the release."""
+    explanation = explain_text(
+        "error: Distribution `jaxlib==0.4.24 @ registry+https://example.invalid/simple` can't be "
+        "installed because it doesn't have a source distribution or wheel for the current "
+        "platform\n\nhint: You're using CPython 3.13 (`cp313`), but `jaxlib` (v0.4.24) only has "
+        "wheels with the following Python ABI tags: `cp310`, `cp311`, `cp312`\n",
+        KB,
+    )
+    assert explanation.cause == "python_version_unsupported"
+    assert [a.cause for a in explanation.alternatives] == ["wrong_platform_wheel"]
+    assert explanation.fix is not None
+    assert "CPython 3.10-3.12 only" in explanation.fix.summary
+    assert "this Python is 3.13" in explanation.fix.summary
+    assert explanation.fix.commands[0] == "python3.12 -m venv .venv"
+
+
 def test_each_hint_is_printed_once() -> None:
     """A message with two hints gives the first as the fix and the second as its note; neither
     is printed again as a loose hint."""

@@ -218,6 +218,18 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
             pinned,
             snapshot,
         )
+    named = re.findall(r"cp3\d+", value(facts, "python_tags") or "")
+    if row is None and named and version:
+        span = python_span(named)
+        mine = f", this Python is {python}" if python else ""
+        return _python_env_fix(
+            f"{name} {version} has wheels for CPython {span} only (as the installer lists "
+            f"them){mine}: install it in a Python {span} environment, or a release of "
+            f"{name} built for your Python.",
+            {"python_tags": named},
+            f"{name}=={version}",
+            snapshot,
+        )
     if releases and python and not version and not fits:
         newest = max(releases, key=release_key)
         where = f" on {platform}" if platform else ""

@@ -57,6 +57,7 @@ FACTS: dict[str, str] = {
     # Python and packages
     "python_version": "Python version (3.11.7)",
     "python_tag": "a wheel's Python tag (cp312)",
+    "python_tags": "the Python tags an installer says a release has wheels for (`cp310`, `cp311`)",
     "wheel": "a wheel file name",
     "wheel_platform": "a wheel's platform tag (linux_x86_64)",
     "package": "a package a command asked for",
