@@ -159,6 +159,7 @@ def test_trained_on_tune_halves_only() -> None:
         "error-cases.fresh4.jsonl",
         "error-cases.fresh5.jsonl",
         "error-cases.fresh6.jsonl",
+        "error-cases.fresh7.jsonl",
         "error-cases.study.jsonl",
     ],
 )
