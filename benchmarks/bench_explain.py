@@ -11,7 +11,7 @@ used nowhere else, collected before any pattern was tuned on them, so their chec
 closest stand-in for a held-back split nobody here has seen), error-cases.fresh2.jsonl,
 error-cases.fresh3.jsonl to error-cases.fresh7.jsonl (each collected blind alongside a round of
 pattern work and measured blind before its tune half was studied; their check halves are never
-tuned or trained on; fresh7, not studied at all, is the honest figure); the dev corpus
+tuned or trained on; the last blind figure, fresh7's, is in its description); the dev corpus
 (../shared) is printed whole. error-cases.train.jsonl and error-cases.study.jsonl are never
 measured on.
 
@@ -69,7 +69,7 @@ CORPUS_NAMES = {
     ),
     "error-cases.fresh7.jsonl": (
         "the seventh fresh cases (collected blind during the sixth round, measured blind at its "
-        "end: 67.5% / 78.3%; not studied yet: the honest figure)"
+        "end: 67.5% / 78.3%; tune half studied since)"
     ),
     "error-cases.dev.jsonl": "the dev corpus",
 }
