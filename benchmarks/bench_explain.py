@@ -139,13 +139,21 @@ def main(folders: list[Path]) -> None:
 
 
 def _ten_megabytes(kb: KnowledgeBase) -> None:
-    """A training log (one error line at the end of 10 MB of progress lines), one with an error
-    message every hundred progress lines, and a log that is nothing but the corpus's error
-    messages over and over (every pattern's words on every page: the worst case for the needle
-    search)."""
+    """A training log (one error line at the end of 10 MB of progress lines, each its own step),
+    the same with one progress line over and over, one with an error message every hundred
+    progress lines, a log that is nothing but the corpus's error messages over and over (every
+    pattern's words on every page), and the same with each line numbered, so that no line
+    repeats (the worst case for the needle search: every distinct line is searched)."""
     noise = "2024-01-01 12:00:00 INFO step 1234 loss=0.1234 lr=3e-4 throughput=1234.5 it/s\n"
     tail = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
-    logs = {"training log": noise * (10 * MIB // len(noise)) + tail}
+    steps = "".join(
+        f"2024-01-01 12:00:00 INFO step {n} loss={1 / (n + 1):.6f} lr=3e-4 it/s={n % 97}\n"
+        for n in range(10 * MIB // 70)
+    )
+    logs = {
+        "training log": steps[: 10 * MIB] + tail,
+        "one progress line repeated": noise * (10 * MIB // len(noise)) + tail,
+    }
     corpus = ROOT / "corpus" / "error-cases.jsonl"
     if corpus.is_file():
         errors = "".join(json.loads(line)["error_text"] + "\n" for line in corpus.open())
@@ -155,6 +163,8 @@ def _ten_megabytes(kb: KnowledgeBase) -> None:
             every + messages[n % len(messages)] + "\n" for n in range(10 * MIB // len(every))
         )
         logs["errors only"] = (errors * (10 * MIB // len(errors) + 1))[: 10 * MIB]
+        numbered = "".join(f"{n} {line}\n" for n, line in enumerate(messages * 100))
+        logs["errors only, no line repeated"] = numbered[: 10 * MIB]
     explain_text(noise, kb)  # warm: the knowledge base and the patterns compiled
     for name, text in logs.items():
         best = min(_timed(text, kb) for _ in range(3))

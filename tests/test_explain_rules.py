@@ -435,6 +435,47 @@ def test_locate_finds_what_a_plain_search_finds(text: str, needles: list[str]) -
             assert found[needle] == expected[: module.MAX_HITS], needle
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(WORDS.filter(lambda w: w != "\n"), max_size=12).map("".join),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.integers(min_value=0, max_value=4), min_size=10, max_size=80),
+    st.lists(st.lists(WORDS, min_size=1, max_size=4).map("".join), min_size=1, max_size=6),
+)
+def test_a_repetitive_log_is_searched_line_by_line_with_the_same_offsets(
+    pool: list[str], order: list[int], needles: list[str]
+) -> None:
+    """Rule: when most lines repeat, each distinct line is searched once and its hits copied to
+    every place the line is; the offsets are those of a plain left-to-right search, capped the
+    same way (the first MAX_HITS, then the last TAIL_HITS after them)."""
+    from gpuenv.explain import needles as module
+
+    lines = [pool[i % len(pool)] for i in order]
+    if len(set(lines)) * 2 > len(lines):
+        lines = lines + lines  # every line repeated at least once
+    lower = "\n".join(lines).lower()
+    saved = module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS
+    module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = 16, 2, 7, 3
+    try:
+        assert module._repetitive(lower) is not None
+        found = locate(lower, [compile_needle(n) for n in needles])
+        for needle in needles:
+            expected, at = [], lower.find(needle)
+            while at >= 0:
+                expected.append(at)
+                at = lower.find(needle, at + len(needle))
+            head = expected[: module.MAX_HITS]
+            if len(head) >= module.MAX_HITS:
+                head += module._last(lower, needle, head[-1])
+            if "\n" not in needle:
+                assert found[needle] == head, needle
+    finally:
+        module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = saved
+
+
 def test_needle_words() -> None:
     needle = compile_needle("cuda out of memory")
     assert (needle.words, needle.parts) == ((b"out", b"of"), (b"cuda", b"memory"))

@@ -7,19 +7,25 @@ words meet a table of them), so a chunk costs its words and its few candidates, 
 per needle. A needle is searched in the chunk's UTF-8 bytes, not in the text (which holds 2 or 4
 bytes a character once one character beyond Latin-1 is in it). A 10 MB log costs one tokenising
 pass and the searches for needles whose words it has, not one full-text search per needle;
-memory stays about one chunk above the text itself."""
+memory stays about one chunk above the text itself. A log whose lines mostly repeat (the same
+warning every step) is searched one distinct line at a time, each line's hits copied to every
+place it occurs, so it costs its distinct lines."""
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from heapq import merge
+from itertools import accumulate, islice
 
 CHUNK = 1 << 14  # characters of text a chunk holds (up to the end of its last line)
 MAX_HITS = 500  # occurrences of one needle kept from the start of the text
 TAIL_HITS = 100  # and, when it has more, its last occurrences (a log's error is at its end)
+REPEAT_MIN_LINES = 1000  # a text of fewer lines is searched whole, however much it repeats
+SAMPLE = 1 << 20  # characters whose lines are compared first
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 # bytes of a word stay (non-ASCII bytes too, so UTF-8 text keeps its words); others become spaces
 _TABLE = bytes(c if c in _WORD or c >= 0x80 else 0x20 for c in range(256))
@@ -60,18 +66,73 @@ def compile_needles(texts: tuple[str, ...]) -> tuple[Needle, ...]:
 
 
 def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
-    """Offsets in `lower` of each needle's occurrences (at most MAX_HITS each), in text order."""
+    """Offsets in `lower` of each needle's occurrences, in text order: the first MAX_HITS, and
+    the last TAIL_HITS when there are more. A log whose lines mostly repeat is searched one
+    distinct line at a time (each line once, its hits copied to every place the line is)."""
     wanted = list({n.text: n for n in needles}.values())
     found: dict[str, list[int]] = {n.text: [] for n in wanted}
     for needle in (n for n in wanted if n.anywhere):
         _find(lower, needle.text, 0, len(lower), found[needle.text])
+    inline = [n for n in wanted if not n.anywhere]
+    lines = _repetitive(lower)
+    found.update(_first_hits(lower, inline) if lines is None else _by_line(lines, inline))
+    for text, into in found.items():
+        if len(into) >= MAX_HITS:
+            into += _last(lower, text, into[-1])
+    return found
+
+
+def _repetitive(lower: str) -> list[str] | None:
+    """The text's lines when at least half of them repeat an earlier one, else None."""
+    if lower.count("\n") < REPEAT_MIN_LINES or not _repeats(lower[:SAMPLE].split("\n")):
+        return None  # the lines of its first SAMPLE characters say whether a log repeats
+    lines = lower.split("\n")
+    return lines if _repeats(lines) else None
+
+
+def _repeats(lines: list[str]) -> bool:
+    return len(dict.fromkeys(lines)) * 2 <= len(lines)
+
+
+def _by_line(lines: list[str], needles: list[Needle]) -> dict[str, list[int]]:
+    """The first MAX_HITS offsets of each needle, found in the distinct lines only. Keeping a
+    needle's first MAX_HITS hits in the distinct lines (ordered by first appearance) loses none
+    of its first MAX_HITS in the text: a later hit there has MAX_HITS text hits before it."""
+    distinct = list(dict.fromkeys(lines))
+    inner = _first_hits("\n".join(distinct), needles)
+    begins = list(accumulate(map((1).__add__, map(len, distinct[:-1])), initial=0))
+    starts = list(accumulate(map((1).__add__, map(len, lines[:-1])), initial=0))
+    placed = {k: distinct[k] for at in _flat(inner) for k in (bisect_right(begins, at) - 1,)}
+    index = {line: k for k, line in placed.items()}
+    where: dict[int, list[int]] = {k: [] for k in placed}
+    for number, line in enumerate(lines):
+        k = index.get(line)
+        if k is not None and len(where[k]) < MAX_HITS:
+            where[k].append(number)
+    out: dict[str, list[int]] = {}
+    for text, offsets in inner.items():
+        streams = []
+        for at in offsets:
+            k = bisect_right(begins, at) - 1
+            streams.append(map((at - begins[k]).__add__, map(starts.__getitem__, where[k])))
+        out[text] = list(islice(merge(*streams), MAX_HITS))
+    return out
+
+
+def _flat(found: dict[str, list[int]]) -> Iterator[int]:
+    return (at for offsets in found.values() for at in offsets)
+
+
+def _first_hits(lower: str, needles: list[Needle]) -> dict[str, list[int]]:
+    """The first MAX_HITS offsets of each needle (none across lines), chunk by chunk."""
+    found: dict[str, list[int]] = {n.text: [] for n in needles}
     # a needle with inner words is keyed by its longest one: a chunk's words pick its candidates;
     # the others (words only at their ends) are tried in every chunk
     keyed: dict[bytes, list[tuple[Needle, frozenset[bytes]]]] = {}
-    for needle in (n for n in wanted if not n.anywhere and n.words):
+    for needle in (n for n in needles if n.words):
         key = max(needle.words, key=len)
         keyed.setdefault(key, []).append((needle, frozenset(needle.words) - {key}))
-    loose = [(n, frozenset[bytes]()) for n in wanted if not n.anywhere and not n.words]
+    loose = [(n, frozenset[bytes]()) for n in needles if not n.words]
     start = 0
     while start < len(lower) and (keyed or loose):
         chunk = _Chunk(lower, start, _chunk_end(lower, start))
@@ -93,9 +154,6 @@ def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
         start = chunk.end
     for into in found.values():
         into.sort()
-    for text, into in found.items():
-        if len(into) >= MAX_HITS:
-            into += _last(lower, text, into[-1])
     return found
 
 
