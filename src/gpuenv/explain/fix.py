@@ -227,7 +227,7 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
             f"them){mine}: install it in a Python {span} environment, or a release of "
             f"{name} built for your Python.",
             {"python_tags": named},
-            f"{name}=={version}",
+            _pinned(name, version, label, kb),
             snapshot,
         )
     if releases and python and not version and not fits:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from heapq import merge
-from itertools import accumulate, islice
+from itertools import islice
+
+from gpuenv.explain.text import line_starts
 
 CHUNK = 1 << 14  # characters of text a chunk holds (up to the end of its last line)
 MAX_HITS = 500  # occurrences of one needle kept from the start of the text
@@ -100,27 +102,23 @@ def _by_line(lines: list[str], needles: list[Needle]) -> dict[str, list[int]]:
     of its first MAX_HITS in the text: a later hit there has MAX_HITS text hits before it."""
     distinct = list(dict.fromkeys(lines))
     inner = _first_hits("\n".join(distinct), needles)
-    begins = list(accumulate(map((1).__add__, map(len, distinct[:-1])), initial=0))
-    starts = list(accumulate(map((1).__add__, map(len, lines[:-1])), initial=0))
-    placed = {k: distinct[k] for at in _flat(inner) for k in (bisect_right(begins, at) - 1,)}
-    index = {line: k for k, line in placed.items()}
-    where: dict[int, list[int]] = {k: [] for k in placed}
+    begins, starts = line_starts(distinct), line_starts(lines)
+    # each hit as (distinct line, column); then where each of those lines is in the text
+    placed = {
+        text: [(k, at - begins[k]) for at in offsets for k in (bisect_right(begins, at) - 1,)]
+        for text, offsets in inner.items()
+    }
+    index = {distinct[k]: k for pairs in placed.values() for k, _ in pairs}
+    where: dict[int, list[int]] = {k: [] for k in index.values()}
     for number, line in enumerate(lines):
         k = index.get(line)
         if k is not None and len(where[k]) < MAX_HITS:
             where[k].append(number)
     out: dict[str, list[int]] = {}
-    for text, offsets in inner.items():
-        streams = []
-        for at in offsets:
-            k = bisect_right(begins, at) - 1
-            streams.append(map((at - begins[k]).__add__, map(starts.__getitem__, where[k])))
+    for text, pairs in placed.items():
+        streams = [map(col.__add__, map(starts.__getitem__, where[k])) for k, col in pairs]
         out[text] = list(islice(merge(*streams), MAX_HITS))
     return out
-
-
-def _flat(found: dict[str, list[int]]) -> Iterator[int]:
-    return (at for offsets in found.values() for at in offsets)
 
 
 def _first_hits(lower: str, needles: list[Needle]) -> dict[str, list[int]]:

@@ -83,11 +83,15 @@ class Text:
         return bisect.bisect_right(self.starts, offset) - 1
 
 
+def line_starts(lines: list[str]) -> list[int]:
+    """Where each line starts in the text they were split from (each line and its newline)."""
+    return list(itertools.accumulate(map((1).__add__, map(len, lines[:-1])), initial=0))
+
+
 def prepare(text: str) -> Text:
     cleaned = plain(text)
     lines = cleaned.split("\n")
-    widths = map((1).__add__, map(len, lines[:-1]))  # each line and its newline
-    starts = tuple(itertools.accumulate(widths, initial=0))
+    starts = tuple(line_starts(lines))
     lower = _lower(cleaned)
     if len(lower) != len(cleaned):  # a few characters lower-case to two ("İ"): keep offsets
         lower = cleaned.translate(_ASCII_LOWER)
