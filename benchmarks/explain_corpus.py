@@ -83,6 +83,7 @@ def split(items: list[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any
 class Score:
     right: int = 0
     total: int = 0
+    second: int = 0  # cases whose cause explain named as its first alternative instead
     by_cause: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     wrong: list[str] = field(default_factory=list)
 
@@ -90,12 +91,18 @@ class Score:
     def share(self) -> float:
         return self.right / self.total if self.total else 0.0
 
+    @property
+    def top_two(self) -> float:
+        """The share of cases whose cause explain named first or second."""
+        return (self.right + self.second) / self.total if self.total else 0.0
+
 
 def cause_accuracy(cases: Iterable[dict[str, Any]], kb: KnowledgeBase, with_context: bool) -> Score:
     score = Score()
     for case in cases:
         text = (case.get("context", "") + "\n" if with_context else "") + case["error_text"]
-        got = explain_text(text, kb).cause
+        explanation = explain_text(text, kb)
+        got = explanation.cause
         score.total += 1
         score.by_cause[case["cause"]]["total"] += 1
         if got == case["cause"]:
@@ -103,6 +110,8 @@ def cause_accuracy(cases: Iterable[dict[str, Any]], kb: KnowledgeBase, with_cont
             score.by_cause[case["cause"]]["right"] += 1
         else:
             score.wrong.append(f"{case['id']}: {case['cause']} -> {got}")
+            alternatives = explanation.alternatives
+            score.second += bool(alternatives) and alternatives[0].cause == case["cause"]
     return score
 
 

@@ -10,6 +10,7 @@ from gpuenv.explain.fix import cause_hints, make_fix
 from gpuenv.explain.lexicon import Guess, guess
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
 from gpuenv.explain.needles import compile_needles, locate
+from gpuenv.explain.outcomes import deciding, with_outcomes
 from gpuenv.explain.rank import counting, rank
 from gpuenv.explain.reports import LANDMARKS, read_reports
 from gpuenv.explain.scan import Hit, scan
@@ -56,8 +57,10 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     counted = counting(hits, values, compiled(kb).rules)
     ranked = rank(counted, findings)
     guessed = guess(text.lower, kb) if not ranked else None
+    decided = deciding(counted, ranked[0].cause) if ranked else ""
     if guessed is not None:
         ranked = [Candidate(guessed.cause, guessed.confidence, ())]
+    ranked = with_outcomes(ranked, decided, kb)
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
     fix = make_fix(top.cause, facts, snapshot, findings, counted, kb) if top else None
@@ -76,6 +79,7 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
         notes=_notes(snapshot, local is not None),
         basis=("words" if guessed else "messages") if top else "",
         words=guessed.words if guessed else (),
+        decided_by=decided,
     )
 
 

@@ -45,6 +45,10 @@ class Candidate:
     confidence: float  # 0-1
     patterns: tuple[str, ...]  # ids of the patterns behind it
     findings: tuple[str, ...] = ()  # rule ids of doctor findings behind it
+    # named because training reports decided by the same message had this cause: how many of
+    # how many (gpuenv.explain.outcomes); 0 and 0 for a cause the text's own evidence ranked
+    reports: int = 0
+    of_reports: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class Explanation:
     # "" when there is no cause
     basis: str = ""
     words: tuple[str, ...] = ()  # the words a guess rests on
+    decided_by: str = ""  # the pattern or rule whose line decided the cause ("" for a guess)
 
     @property
     def found(self) -> bool:
@@ -91,6 +96,7 @@ class Explanation:
             "notes": list(self.notes),
             "basis": self.basis,
             "words": list(self.words),
+            "decided_by": self.decided_by,
         }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpuenv.explain.model import Evidence, Explanation, Fact
+from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
 from gpuenv.render.doctor import finding_lines
 from gpuenv.render.layout import Doc, blank, command, heading, line, section
 from gpuenv.render.terminal import Terminal, to_text
@@ -26,7 +26,7 @@ def explain_doc(explanation: Explanation, where: Where = lambda n: f"line {n}") 
         doc.append(line("cause: ", (explanation.cause, "error"), sure, indent=0))
         doc.append(line("       ", explanation.summary.split(": ", 1)[-1]))
         if explanation.alternatives:
-            others = ", ".join(f"{c.cause} ({c.confidence:.0%})" for c in explanation.alternatives)
+            others = ", ".join(_alternative(c) for c in explanation.alternatives)
             doc.append(line("also possible: ", others))
         doc.append(blank())
     doc += section("Evidence", _evidence(explanation, where))
@@ -38,6 +38,15 @@ def explain_doc(explanation: Explanation, where: Where = lambda n: f"line {n}") 
     doc += section("Fix", _fix(explanation))
     doc += section("Notes", [line("- ", n, indent=2) for n in explanation.notes])
     return doc
+
+
+def _alternative(candidate: Candidate) -> str:
+    if not candidate.of_reports:
+        return f"{candidate.cause} ({candidate.confidence:.0%})"
+    return (
+        f"{candidate.cause} ({candidate.confidence:.0%}: {candidate.reports} of "
+        f"{candidate.of_reports} known reports with this message)"
+    )
 
 
 def _read(explanation: Explanation) -> str:
