@@ -69,6 +69,8 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh6.jsonl", "check", 0.72, 0.72),
         (PROJECT / "error-cases.fresh7.jsonl", "all", 0.70, 0.80),
         (PROJECT / "error-cases.fresh7.jsonl", "check", 0.69, 0.74),
+        (PROJECT / "error-cases.fresh8.jsonl", "all", 0.74, 0.84),
+        (PROJECT / "error-cases.fresh8.jsonl", "check", 0.68, 0.75),
     ],
     ids=[
         "dev",
@@ -90,6 +92,8 @@ def _need(path: Path) -> Path:
         "fresh6-check",
         "fresh7",
         "fresh7-check",
+        "fresh8",
+        "fresh8-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:
