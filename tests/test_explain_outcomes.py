@@ -54,9 +54,11 @@ def test_a_message_several_causes_share_names_them_with_their_share() -> None:
         and reports >= MIN_REPORTS
         and reports / row["cases"] >= MIN_SHARE
     }
-    named = {a.cause: (a.reports, a.confidence) for a in explanation.alternatives if a.of_reports}
+    named = {
+        a.cause: (a.known_reports, a.confidence) for a in explanation.alternatives if a.of_known
+    }
     assert "wrong_platform_wheel" in expected and named == expected
-    assert all(a.of_reports == row["cases"] for a in explanation.alternatives if a.of_reports)
+    assert all(a.of_known == row["cases"] for a in explanation.alternatives if a.of_known)
     confidences = [a.confidence for a in explanation.alternatives]
     assert confidences == sorted(confidences, reverse=True)
 
@@ -84,7 +86,7 @@ def test_a_guess_from_the_words_names_no_known_reports() -> None:
         KB,
     )
     assert explanation.basis == "words" and explanation.decided_by == ""
-    assert all(not a.of_reports for a in explanation.alternatives)
+    assert all(not a.of_known for a in explanation.alternatives)
 
 
 # -- merging with the ranked causes ------------------------------------------------------------
@@ -93,27 +95,39 @@ def test_a_guess_from_the_words_names_no_known_reports() -> None:
 def test_an_alternative_is_never_as_sure_as_the_cause() -> None:
     kb = _kb([_outcome("p", {"a": 2, "b": 8})])
     merged = with_outcomes([Candidate("a", 0.4, ("p",))], "p", kb)
-    assert [(c.cause, c.confidence, c.reports, c.of_reports) for c in merged] == [
+    assert [(c.cause, c.confidence, c.known_reports, c.of_known) for c in merged] == [
         ("a", 0.4, 0, 0),
         ("b", 0.39, 8, 10),
     ]
 
 
-def test_a_ranked_cause_keeps_the_surer_of_its_two_confidences() -> None:
+def test_a_ranked_cause_keeps_its_evidence_and_the_surer_of_its_two_confidences() -> None:
     kb = _kb([_outcome("p", {"a": 10, "b": 5, "c": 5})])
-    ranked = [Candidate("a", 0.9, ("p",)), Candidate("b", 0.5, ("q",)), Candidate("c", 0.1, ())]
-    merged = with_outcomes(ranked, "p", kb)
-    assert [(c.cause, c.confidence, c.patterns) for c in merged] == [
-        ("a", 0.9, ("p",)),
-        ("b", 0.5, ("q",)),  # its own evidence was surer than a quarter of the reports
-        ("c", 0.25, ("p",)),  # a quarter of the reports is surer than its own evidence
+    ranked = [
+        Candidate("a", 0.9, ("p",)),
+        Candidate("b", 0.5, ("q",)),
+        Candidate("c", 0.1, ("r",), ("finding-rule",)),
     ]
+    merged = with_outcomes(ranked, "p", kb)
+    assert [(c.cause, c.confidence, c.patterns, c.findings, c.known_reports) for c in merged] == [
+        ("a", 0.9, ("p",), (), 0),
+        ("b", 0.5, ("q",), (), 0),  # its own evidence was surer than a quarter of the reports
+        ("c", 0.25, ("r",), ("finding-rule",), 5),  # a quarter of the reports is surer
+    ]
+
+
+def test_ties_keep_the_ranking_order_and_added_causes_follow_by_name() -> None:
+    kb = _kb([_outcome("p", {"a": 4, "z": 2, "m": 2})])
+    ranked = [Candidate("a", 0.9, ("p",)), Candidate("y", 0.2, ("q",)), Candidate("b", 0.2, ())]
+    merged = with_outcomes(ranked, "p", kb)
+    assert [c.cause for c in merged] == ["a", "m", "z", "y", "b"]
 
 
 @pytest.mark.parametrize(
     ("causes", "named"),
     [
-        ({"a": 20, "b": 1}, []),  # one report is an anecdote
+        ({"a": 3, "b": 1}, []),  # one report is an anecdote, whatever its share
+        ({"a": 17, "b": 3}, ["b"]),  # exactly MIN_SHARE of the reports
         ({"a": 90, "b": 10}, []),  # a tenth is below MIN_SHARE
         ({"a": 6, "b": 2, "c": 2}, ["b", "c"]),  # a fifth each; ties by name
         ({"b": 5}, ["b"]),  # the message decided only other causes on the training reports
@@ -130,6 +144,15 @@ def test_nothing_is_added_without_deciding_evidence_or_a_table() -> None:
     assert with_outcomes(ranked, "", _kb([_outcome("", {"b": 9})])) == ranked
     assert with_outcomes(ranked, "p", KnowledgeBase(files={})) == ranked
     assert with_outcomes([], "p", _kb([_outcome("p", {"b": 9})])) == []
+
+
+def test_every_tally_names_a_pattern_or_rule_of_the_knowledge_base() -> None:
+    """A renamed pattern would orphan its row, and a new one taking an old id its tally."""
+    ids = {str(r["id"]) for r in KB.rows("patterns", "pattern")}
+    ids |= {str(r["id"]) for r in KB.rows("patterns", "rule")}
+    rows = KB.rows("lexicon", "outcome")
+    assert rows and {str(r["evidence"]) for r in rows} <= ids
+    assert all(r["cases"] == sum(dict(r["causes"]).values()) >= MIN_REPORTS for r in rows)
 
 
 # -- the tally ---------------------------------------------------------------------------------
@@ -156,16 +179,17 @@ def test_the_command_says_how_many_reports_it_rests_on(
     capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     explanation = explain_text(NONE_FOUND, KB)
-    shown = next(a for a in explanation.alternatives if a.of_reports)
+    shown = next(a for a in explanation.alternatives if a.of_known)
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(NONE_FOUND.encode())))
     assert main(["explain", "--no-probe"]) == 0
     out = capsys.readouterr().out
-    assert f"{shown.reports} of {shown.of_reports} known reports with this message" in out
+    said = f"{shown.known_reports} of {shown.of_known} known reports decided by the same message"
+    assert said in out
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(NONE_FOUND.encode())))
     assert main(["explain", "--no-probe", "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     jsonschema.validate(document, SCHEMA)
     assert document["decided_by"] == explanation.decided_by
-    assert {"cause": shown.cause, "reports": shown.reports} in [
-        {"cause": a["cause"], "reports": a["reports"]} for a in document["alternatives"]
+    assert {"cause": shown.cause, "known_reports": shown.known_reports} in [
+        {"cause": a["cause"], "known_reports": a["known_reports"]} for a in document["alternatives"]
     ]

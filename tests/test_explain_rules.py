@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gpuenv.explain import explain_text
@@ -407,6 +407,9 @@ status = "inferred"
 WORDS = st.sampled_from(
     ["cuda", "out", "of", "memory", "nccl", "x", "_", ".", " ", "\n", "-", "é", "━", "🚀", "ı"]
 )
+DIGITS_AND_WORDS = st.sampled_from(
+    ["cuda", "out", "of", "1", "12", "0", "9", "sm_80", " ", "\n", ".", "é", "🚀", "ı"]
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -474,6 +477,77 @@ def test_a_repetitive_log_is_searched_line_by_line_with_the_same_offsets(
                 assert found[needle] == head, needle
     finally:
         module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = saved
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(DIGITS_AND_WORDS.filter(lambda w: w != "\n"), max_size=10).map("".join),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=3), st.integers(10**5, 10**6 - 1)),
+        min_size=10,
+        max_size=80,
+    ),
+    st.lists(
+        st.lists(DIGITS_AND_WORDS, min_size=1, max_size=4).map("".join), min_size=1, max_size=6
+    ),
+    st.booleans(),
+)
+@example(["cuda"], [(0, 100000 + n) for n in range(20)], ["1", "cuda 1"], True)  # exact repeats
+def test_a_log_repeating_but_for_its_numbers_is_searched_by_kind_with_the_same_offsets(
+    pool: list[str], order: list[tuple[int, int]], needles: list[str], few_numbers: bool
+) -> None:
+    """Rule: lines that differ only in their digits (a timestamp, a step) are one kind; a needle
+    without digits is searched in one line of each kind, one with digits in one line of each
+    exact text when lines repeat exactly, else in the whole text; the offsets are those of a
+    plain left-to-right search, capped the same way."""
+    from gpuenv.explain import needles as module
+
+    # six-digit numbers: the lines are of at most four kinds, so the log repeats; with few
+    # numbers the lines repeat exactly too (a needle with digits is then searched by line)
+    lines = [
+        f"{100000 + number % 3 if few_numbers else number} {pool[i % len(pool)]} {number % 3}"
+        for i, number in order
+    ]
+    lower = "\n".join(lines).lower()
+    saved = module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS
+    module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = 16, 2, 7, 3
+    try:
+        assert module._repetitive(lower) is not None
+        found = locate(lower, [compile_needle(n) for n in needles])
+        for needle in needles:
+            expected, at = [], lower.find(needle)
+            while at >= 0:
+                expected.append(at)
+                at = lower.find(needle, at + len(needle))
+            head = expected[: module.MAX_HITS]
+            if len(head) >= module.MAX_HITS:
+                head += module._last(lower, needle, head[-1])
+            if "\n" not in needle:
+                assert found[needle] == head, needle
+    finally:
+        module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = saved
+
+
+def test_lines_that_differ_in_their_digits_are_one_kind() -> None:
+    from gpuenv.explain import needles as module
+
+    saved = module.REPEAT_MIN_LINES
+    module.REPEAT_MIN_LINES = 2
+    try:
+        numbered = "\n".join(
+            f"2024-01-0{n % 9 + 1} step {n * 37}: cuda out of memory" for n in range(9)
+        )
+        kinds = module._repetitive(numbered.lower())
+        assert kinds is not None and len(kinds) == 9
+        assert len(set(kinds)) == 3  # steps of one digit (0), two (37, 74), three (111 …)
+        words = "\n".join(f"step {w}: cuda out of memory" for w in "abcdefghi")
+        assert module._repetitive(words) is None  # letters make lines of different kinds
+    finally:
+        module.REPEAT_MIN_LINES = saved
 
 
 def test_needle_words() -> None:

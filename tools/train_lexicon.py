@@ -15,7 +15,7 @@ would teach it their misses) nor a blind set not yet listed in TUNED. Words held
 MIN_CASES training cases are left out. The tally runs explain on every case (alone and after
 its context), so it follows the patterns: retrain after changing them.
 
-python tools/compile_kb.py && python tools/train_lexicon.py && python tools/compile_kb.py
+python tools/train_lexicon.py && python tools/compile_kb.py   # it reads the TOML, not _compiled
 python tools/train_lexicon.py --check    # exit 1 when the file differs from a fresh training
 """
 

@@ -4,7 +4,9 @@ knowledge base and (optionally) this machine's snapshot in; an Explanation out.
 The text is made plain (gpuenv.explain.text), the knowledge base's patterns are found in it
 (scan), the diagnostic outputs pasted in it are read into facts (reports), the facts become a
 partial snapshot of the reporter's machine (snapshot) on which the doctor's rules run, the
-causes are ranked (rank) and the fix is made for those facts (fix)."""
+causes are ranked (rank), a text without a known message gets a guess from its words
+(lexicon), a message several causes share brings in the causes its known reports had
+(outcomes), and the fix is made for those facts (fix)."""
 
 from __future__ import annotations
 

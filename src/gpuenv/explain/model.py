@@ -45,10 +45,10 @@ class Candidate:
     confidence: float  # 0-1
     patterns: tuple[str, ...]  # ids of the patterns behind it
     findings: tuple[str, ...] = ()  # rule ids of doctor findings behind it
-    # named because training reports decided by the same message had this cause: how many of
-    # how many (gpuenv.explain.outcomes); 0 and 0 for a cause the text's own evidence ranked
-    reports: int = 0
-    of_reports: int = 0
+    # training reports decided by the same message that had this cause, of how many
+    # (gpuenv.explain.outcomes); 0 and 0 when the tally did not name it
+    known_reports: int = 0
+    of_known: int = 0
 
 
 @dataclass(frozen=True)

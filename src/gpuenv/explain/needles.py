@@ -8,14 +8,17 @@ per needle. A needle is searched in the chunk's UTF-8 bytes, not in the text (wh
 bytes a character once one character beyond Latin-1 is in it). A 10 MB log costs one tokenising
 pass and the searches for needles whose words it has, not one full-text search per needle;
 memory stays about one chunk above the text itself. A log whose lines mostly repeat (the same
-warning every step) is searched one distinct line at a time, each line's hits copied to every
-place it occurs, so it costs its distinct lines."""
+warning every step, its timestamp or step number aside) is searched one distinct line at a time,
+each line's hits copied to every place it occurs, so it costs its distinct lines: lines are
+compared with their digits masked, so a needle without digits is searched in one line of each
+kind (it matches at the same columns in all of them) and only the needles with digits in the
+whole text."""
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from heapq import merge
@@ -32,6 +35,8 @@ _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 # bytes of a word stay (non-ASCII bytes too, so UTF-8 text keeps its words); others become spaces
 _TABLE = bytes(c if c in _WORD or c >= 0x80 else 0x20 for c in range(256))
 _WIDE = re.compile(r"[^\x00-\x7f]")
+_MASK = bytes.maketrans(b"0123456789", b"0" * 10)  # a line's kind: its bytes, digits as 0
+_DIGIT = re.compile("[0-9]")
 
 
 @dataclass(frozen=True)
@@ -69,54 +74,86 @@ def compile_needles(texts: tuple[str, ...]) -> tuple[Needle, ...]:
 
 def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
     """Offsets in `lower` of each needle's occurrences, in text order: the first MAX_HITS, and
-    the last TAIL_HITS when there are more. A log whose lines mostly repeat is searched one
-    distinct line at a time (each line once, its hits copied to every place the line is)."""
+    the last TAIL_HITS when there are more. A log whose lines mostly repeat (digits aside) is
+    searched one line of each kind at a time, its hits copied to every line of that kind; the
+    needles with digits are searched in the whole text."""
     wanted = list({n.text: n for n in needles}.values())
     found: dict[str, list[int]] = {n.text: [] for n in wanted}
     for needle in (n for n in wanted if n.anywhere):
         _find(lower, needle.text, 0, len(lower), found[needle.text])
     inline = [n for n in wanted if not n.anywhere]
-    lines = _repetitive(lower)
-    found.update(_first_hits(lower, inline) if lines is None else _by_line(lines, inline))
+    kinds = _repetitive(lower)
+    if kinds is None:
+        found.update(_first_hits(lower, inline))
+    else:
+        lines = lower.split("\n")
+        found.update(_by_line(lines, kinds, [n for n in inline if not _digits(n)]))
+        numbered = [n for n in inline if _digits(n)]  # by exact line, when lines repeat so
+        found.update(
+            _by_line(lines, lines, numbered) if _repeats(lines) else _first_hits(lower, numbered)
+        )
     for text, into in found.items():
         if len(into) >= MAX_HITS:
             into += _last(lower, text, into[-1])
     return found
 
 
-def _repetitive(lower: str) -> list[str] | None:
-    """The text's lines when at least half of them repeat an earlier one, else None."""
-    if lower.count("\n") < REPEAT_MIN_LINES or not _repeats(lower[:SAMPLE].split("\n")):
+def _digits(needle: Needle) -> bool:
+    return _DIGIT.search(needle.text) is not None
+
+
+def _repetitive(lower: str) -> list[bytes] | None:
+    """Each line's kind (its UTF-8 bytes, digits masked) when at least half of the lines are of
+    a kind seen before, else None."""
+    if lower.count("\n") < REPEAT_MIN_LINES or not _repeats(_kinds(lower[:SAMPLE])):
         return None  # the lines of its first SAMPLE characters say whether a log repeats
-    lines = lower.split("\n")
-    return lines if _repeats(lines) else None
+    kinds = _kinds(lower)
+    return kinds if _repeats(kinds) else None
 
 
-def _repeats(lines: list[str]) -> bool:
-    return len(dict.fromkeys(lines)) * 2 <= len(lines)
+def _kinds(lower: str) -> list[bytes]:
+    # a newline is one byte in UTF-8 and never inside a character: line n of the bytes is line n
+    return lower.encode("utf-8", "surrogatepass").translate(_MASK).split(b"\n")
 
 
-def _by_line(lines: list[str], needles: list[Needle]) -> dict[str, list[int]]:
-    """The first MAX_HITS offsets of each needle, found in the distinct lines only. Keeping a
-    needle's first MAX_HITS hits in the distinct lines (ordered by first appearance) loses none
-    of its first MAX_HITS in the text: a later hit there has MAX_HITS text hits before it."""
-    distinct = list(dict.fromkeys(lines))
+def _repeats(kinds: Sequence[Hashable]) -> bool:
+    return len(dict.fromkeys(kinds)) * 2 <= len(kinds)
+
+
+def _by_line(
+    lines: list[str], kinds: Sequence[Hashable], needles: list[Needle]
+) -> dict[str, list[int]]:
+    """The first MAX_HITS offsets of each needle, found in one line of each kind, where lines of
+    one kind hold each of the needles at the same columns (the lines themselves are kinds for
+    any needle; their digit-masked bytes for a needle without digits). Keeping a needle's first
+    MAX_HITS hits in those lines (ordered by first appearance) loses none of its first MAX_HITS
+    in the text: a later hit there has MAX_HITS text hits before it."""
+    if not needles:
+        return {}
+    first: dict[Hashable, int] = {}
+    for number, kind in enumerate(kinds):
+        first.setdefault(kind, number)
+    numbers = list(first.values())  # in text order: a dict keeps the order kinds first came
+    distinct = [lines[n] for n in numbers]
     inner = _first_hits("\n".join(distinct), needles)
     begins, starts = line_starts(distinct), line_starts(lines)
-    # each hit as (distinct line, column); then where each of those lines is in the text
+    # each hit as (kind, column); then where the lines of that kind are in the text
     placed = {
-        text: [(k, at - begins[k]) for at in offsets for k in (bisect_right(begins, at) - 1,)]
+        text: [
+            (kinds[numbers[k]], at - begins[k])
+            for at in offsets
+            for k in (bisect_right(begins, at) - 1,)
+        ]
         for text, offsets in inner.items()
     }
-    index = {distinct[k]: k for pairs in placed.values() for k, _ in pairs}
-    where: dict[int, list[int]] = {k: [] for k in index.values()}
-    for number, line in enumerate(lines):
-        k = index.get(line)
-        if k is not None and len(where[k]) < MAX_HITS:
-            where[k].append(number)
+    where: dict[Hashable, list[int]] = {kind: [] for pairs in placed.values() for kind, _ in pairs}
+    for number, kind in enumerate(kinds):
+        into = where.get(kind)
+        if into is not None and len(into) < MAX_HITS:
+            into.append(number)
     out: dict[str, list[int]] = {}
     for text, pairs in placed.items():
-        streams = [map(col.__add__, map(starts.__getitem__, where[k])) for k, col in pairs]
+        streams = [map(col.__add__, map(starts.__getitem__, where[kind])) for kind, col in pairs]
         out[text] = list(islice(merge(*streams), MAX_HITS))
     return out
 

@@ -11,10 +11,12 @@ misleads on unseen reports; it never changes the top cause, only what is named b
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpuenv.explain.model import Candidate
+from gpuenv.explain.rank import one_per_line
 from gpuenv.explain.scan import Hit
 from gpuenv.kb import KnowledgeBase
 
@@ -31,9 +33,10 @@ class Outcome:
 
 def deciding(hits: Iterable[Hit], cause: str) -> str:
     """The pattern (or the rule that re-read it) behind the heaviest line voting for `cause`,
-    the first such line on a tie; "" when no line votes for it (a doctor's finding decided)."""
+    of the hits that vote (rank.one_per_line), the first such line on a tie; "" when no line
+    votes for it (a doctor's finding decided)."""
     best: Hit | None = None
-    for hit in hits:
+    for hit in one_per_line(hits):
         if hit.cause == cause and (best is None or hit.weight > best.weight):
             best = hit
     return (best.rule or best.pattern.id) if best is not None else ""
@@ -56,8 +59,9 @@ def _load(kb: KnowledgeBase) -> dict[str, Outcome]:
 
 def with_outcomes(ranked: Sequence[Candidate], evidence: str, kb: KnowledgeBase) -> list[Candidate]:
     """The ranked causes with, beside the top one, the other causes that the reports decided by
-    the same evidence were labelled with (a cause already ranked keeps the surer of its two
-    confidences), most likely first."""
+    the same evidence were labelled with, most likely first. A cause already ranked keeps its
+    own evidence and takes the surer of its two confidences; on a tie the ranking's order
+    stands (it breaks ties by the strongest sign) and added causes follow by name."""
     out = list(ranked)
     outcome = load(kb).get(evidence) if evidence and ranked else None
     if outcome is None or outcome.cases <= 0:
@@ -65,22 +69,17 @@ def with_outcomes(ranked: Sequence[Candidate], evidence: str, kb: KnowledgeBase)
     top = out[0]
     ceiling = max(top.confidence - _BELOW_TOP, 0.0)
     known = {c.cause: n for n, c in enumerate(out)}
-    changed = False
     for cause, reports in sorted(outcome.causes.items()):
         share = reports / outcome.cases
         if cause == top.cause or reports < MIN_REPORTS or share < MIN_SHARE:
             continue
-        seen = Candidate(
-            cause, round(min(share, ceiling), 3), (evidence,), (), reports, outcome.cases
-        )
+        confidence = round(min(share, ceiling), 3)
         at = known.get(cause)
         if at is None:
             known[cause] = len(out)
-            out.append(seen)
-            changed = True
-        elif out[at].confidence < seen.confidence:
-            out[at] = seen
-            changed = True
-    if not changed:
-        return out  # the ranking's own order (it breaks ties by the strongest sign)
-    return [top, *sorted(out[1:], key=lambda c: (-c.confidence, c.cause))]
+            out.append(Candidate(cause, confidence, (evidence,), (), reports, outcome.cases))
+        elif out[at].confidence < confidence:
+            out[at] = dataclasses.replace(
+                out[at], confidence=confidence, known_reports=reports, of_known=outcome.cases
+            )
+    return [top, *sorted(out[1:], key=lambda c: -c.confidence)]

@@ -41,11 +41,11 @@ def explain_doc(explanation: Explanation, where: Where = lambda n: f"line {n}") 
 
 
 def _alternative(candidate: Candidate) -> str:
-    if not candidate.of_reports:
+    if not candidate.of_known:
         return f"{candidate.cause} ({candidate.confidence:.0%})"
     return (
-        f"{candidate.cause} ({candidate.confidence:.0%}: {candidate.reports} of "
-        f"{candidate.of_reports} known reports with this message)"
+        f"{candidate.cause} ({candidate.confidence:.0%}: {candidate.known_reports} of "
+        f"{candidate.of_known} known reports decided by the same message)"
     )
 
 
