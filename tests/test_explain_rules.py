@@ -454,29 +454,10 @@ def test_a_repetitive_log_is_searched_line_by_line_with_the_same_offsets(
     """Rule: when most lines repeat, each distinct line is searched once and its hits copied to
     every place the line is; the offsets are those of a plain left-to-right search, capped the
     same way (the first MAX_HITS, then the last TAIL_HITS after them)."""
-    from gpuenv.explain import needles as module
-
     lines = [pool[i % len(pool)] for i in order]
     if len(set(lines)) * 2 > len(lines):
         lines = lines + lines  # every line repeated at least once
-    lower = "\n".join(lines).lower()
-    saved = module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS
-    module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = 16, 2, 7, 3
-    try:
-        assert module._repetitive(lower) is not None
-        found = locate(lower, [compile_needle(n) for n in needles])
-        for needle in needles:
-            expected, at = [], lower.find(needle)
-            while at >= 0:
-                expected.append(at)
-                at = lower.find(needle, at + len(needle))
-            head = expected[: module.MAX_HITS]
-            if len(head) >= module.MAX_HITS:
-                head += module._last(lower, needle, head[-1])
-            if "\n" not in needle:
-                assert found[needle] == head, needle
-    finally:
-        module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = saved
+    _same_offsets_as_a_plain_search("\n".join(lines).lower(), needles)
 
 
 @settings(max_examples=200, deadline=None)
@@ -504,32 +485,13 @@ def test_a_log_repeating_but_for_its_numbers_is_searched_by_kind_with_the_same_o
     without digits is searched in one line of each kind, one with digits in one line of each
     exact text when lines repeat exactly, else in the whole text; the offsets are those of a
     plain left-to-right search, capped the same way."""
-    from gpuenv.explain import needles as module
-
     # six-digit numbers: the lines are of at most four kinds, so the log repeats; with few
     # numbers the lines repeat exactly too (a needle with digits is then searched by line)
     lines = [
         f"{100000 + number % 3 if few_numbers else number} {pool[i % len(pool)]} {number % 3}"
         for i, number in order
     ]
-    lower = "\n".join(lines).lower()
-    saved = module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS
-    module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = 16, 2, 7, 3
-    try:
-        assert module._repetitive(lower) is not None
-        found = locate(lower, [compile_needle(n) for n in needles])
-        for needle in needles:
-            expected, at = [], lower.find(needle)
-            while at >= 0:
-                expected.append(at)
-                at = lower.find(needle, at + len(needle))
-            head = expected[: module.MAX_HITS]
-            if len(head) >= module.MAX_HITS:
-                head += module._last(lower, needle, head[-1])
-            if "\n" not in needle:
-                assert found[needle] == head, needle
-    finally:
-        module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = saved
+    _same_offsets_as_a_plain_search("\n".join(lines).lower(), needles)
 
 
 def test_lines_that_differ_in_their_digits_are_one_kind() -> None:
@@ -548,6 +510,30 @@ def test_lines_that_differ_in_their_digits_are_one_kind() -> None:
         assert module._repetitive(words) is None  # letters make lines of different kinds
     finally:
         module.REPEAT_MIN_LINES = saved
+
+
+def _same_offsets_as_a_plain_search(lower: str, needles: list[str]) -> None:
+    """The text is searched as repetitive, with small chunks and caps, and every needle's
+    offsets are a plain left-to-right search's, capped the same way."""
+    from gpuenv.explain import needles as module
+
+    saved = module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS
+    module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = 16, 2, 7, 3
+    try:
+        assert module._repetitive(lower) is not None
+        found = locate(lower, [compile_needle(n) for n in needles])
+        for needle in needles:
+            expected, at = [], lower.find(needle)
+            while at >= 0:
+                expected.append(at)
+                at = lower.find(needle, at + len(needle))
+            head = expected[: module.MAX_HITS]
+            if len(head) >= module.MAX_HITS:
+                head += module._last(lower, needle, head[-1])
+            if "\n" not in needle:
+                assert found[needle] == head, needle
+    finally:
+        module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = saved
 
 
 def test_needle_words() -> None:
