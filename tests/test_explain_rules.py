@@ -430,12 +430,8 @@ def test_locate_finds_what_a_plain_search_finds(text: str, needles: list[str]) -
     finally:
         module.CHUNK = original
     for needle in needles:
-        expected, at = [], lower.find(needle)
-        while at >= 0:
-            expected.append(at)
-            at = lower.find(needle, at + len(needle))
         if "\n" not in needle:  # a needle across lines is searched whole; chunks end at lines
-            assert found[needle] == expected[: module.MAX_HITS], needle
+            assert found[needle] == _plain_offsets(lower, needle)[: module.MAX_HITS], needle
 
 
 @settings(max_examples=200, deadline=None)
@@ -512,6 +508,15 @@ def test_lines_that_differ_in_their_digits_are_one_kind() -> None:
         module.REPEAT_MIN_LINES = saved
 
 
+def _plain_offsets(lower: str, needle: str) -> list[int]:
+    """Every occurrence of a needle, left to right, none overlapping the one before."""
+    expected, at = [], lower.find(needle)
+    while at >= 0:
+        expected.append(at)
+        at = lower.find(needle, at + len(needle))
+    return expected
+
+
 def _same_offsets_as_a_plain_search(lower: str, needles: list[str]) -> None:
     """The text is searched as repetitive, with small chunks and caps, and every needle's
     offsets are a plain left-to-right search's, capped the same way."""
@@ -523,11 +528,7 @@ def _same_offsets_as_a_plain_search(lower: str, needles: list[str]) -> None:
         assert module._repetitive(lower) is not None
         found = locate(lower, [compile_needle(n) for n in needles])
         for needle in needles:
-            expected, at = [], lower.find(needle)
-            while at >= 0:
-                expected.append(at)
-                at = lower.find(needle, at + len(needle))
-            head = expected[: module.MAX_HITS]
+            head = _plain_offsets(lower, needle)[: module.MAX_HITS]
             if len(head) >= module.MAX_HITS:
                 head += module._last(lower, needle, head[-1])
             if "\n" not in needle:
