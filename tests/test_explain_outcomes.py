@@ -193,3 +193,15 @@ def test_the_command_says_how_many_reports_it_rests_on(
     assert {"cause": shown.cause, "known_reports": shown.known_reports} in [
         {"cause": a["cause"], "known_reports": a["known_reports"]} for a in document["alternatives"]
     ]
+
+
+def test_the_summary_names_the_line_that_decided() -> None:
+    # the lighter sign comes first; the summary and decided_by both name the heavier one
+    text = (
+        ">>> import torch; torch.cuda.is_available()\nFalse\n>>> torch.zeros(1).cuda()\n"
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    explanation = explain_text(text, KB)
+    assert next(e.line for e in explanation.evidence if e.cause == "cpu_only_build") == 1
+    assert explanation.decided_by == "torch-not-compiled-with-cuda"
+    assert explanation.summary == "cpu_only_build: This torch is a CPU-only build (line 4)"

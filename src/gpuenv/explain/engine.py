@@ -10,7 +10,7 @@ from gpuenv.explain.fix import cause_hints, make_fix
 from gpuenv.explain.lexicon import Guess, guess
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
 from gpuenv.explain.needles import compile_needles, locate
-from gpuenv.explain.outcomes import deciding, with_outcomes
+from gpuenv.explain.outcomes import deciding, evidence_of, with_outcomes
 from gpuenv.explain.rank import counting, rank
 from gpuenv.explain.reports import LANDMARKS, read_reports
 from gpuenv.explain.scan import Hit, scan
@@ -57,17 +57,17 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     counted = counting(hits, values, compiled(kb).rules)
     ranked = rank(counted, findings)
     guessed = guess(text.lower, kb) if not ranked else None
-    decided = deciding(counted, ranked[0].cause) if ranked else ""
+    decided = deciding(counted, ranked[0].cause) if ranked else None
     if guessed is not None:
         ranked = [Candidate(guessed.cause, guessed.confidence, ())]
-    ranked = with_outcomes(ranked, decided, kb)
+    ranked = with_outcomes(ranked, evidence_of(decided), kb)
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
     fix = make_fix(top.cause, facts, snapshot, findings, counted, kb) if top else None
     return Explanation(
         cause=top.cause if top else None,
         confidence=top.confidence if top else 0.0,
-        summary=_summary(top, counted, findings, len(text.lines), guessed),
+        summary=_summary(top, decided, findings, len(text.lines), guessed),
         alternatives=tuple(ranked[1:]),
         evidence=_evidence(counted, top),
         facts=tuple(all_facts),
@@ -79,7 +79,7 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
         notes=_notes(snapshot, local is not None),
         basis=("words" if guessed else "messages") if top else "",
         words=guessed.words if guessed else (),
-        decided_by=decided,
+        decided_by=evidence_of(decided),
     )
 
 
@@ -120,7 +120,7 @@ def _evidence(hits: Sequence[Hit], top: Candidate | None) -> tuple[Evidence, ...
 
 def _summary(
     top: Candidate | None,
-    hits: Sequence[Hit],
+    hit: Hit | None,
     findings: Sequence[Finding],
     lines: int,
     guessed: Guess | None,
@@ -132,7 +132,6 @@ def _summary(
             f"{top.cause}: no known failure message was found; the words of the text "
             f"({', '.join(guessed.words)}) are most like those of {top.cause} reports"
         )
-    hit = next((h for h in hits if h.cause == top.cause), None)
     if hit is not None:
         return f"{top.cause}: {hit.title} (line {hit.line + 1})"
     finding = next(f for f in findings if f.cause == top.cause)

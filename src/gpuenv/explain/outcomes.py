@@ -31,15 +31,20 @@ class Outcome:
     causes: Mapping[str, int]  # how many of them were labelled each cause
 
 
-def deciding(hits: Iterable[Hit], cause: str) -> str:
-    """The pattern (or the rule that re-read it) behind the heaviest line voting for `cause`,
-    of the hits that vote (rank.one_per_line), the first such line on a tie; "" when no line
-    votes for it (a doctor's finding decided)."""
+def deciding(hits: Iterable[Hit], cause: str) -> Hit | None:
+    """The heaviest line voting for `cause`, of the hits that vote (rank.one_per_line), the first
+    such line on a tie; None when no line votes for it (a doctor's finding decided)."""
     best: Hit | None = None
     for hit in one_per_line(hits):
         if hit.cause == cause and (best is None or hit.weight > best.weight):
             best = hit
-    return (best.rule or best.pattern.id) if best is not None else ""
+    return best
+
+
+def evidence_of(hit: Hit | None) -> str:
+    """The id the outcome table knows a deciding line by: the rule that re-read it, else its
+    pattern; "" for no line."""
+    return (hit.rule or hit.pattern.id) if hit is not None else ""
 
 
 def load(kb: KnowledgeBase) -> Mapping[str, Outcome]:
