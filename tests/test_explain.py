@@ -71,6 +71,8 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh7.jsonl", "check", 0.69, 0.74),
         (PROJECT / "error-cases.fresh8.jsonl", "all", 0.74, 0.84),
         (PROJECT / "error-cases.fresh8.jsonl", "check", 0.68, 0.75),
+        (PROJECT / "error-cases.fresh9.jsonl", "all", 0.78, 0.82),
+        (PROJECT / "error-cases.fresh9.jsonl", "check", 0.73, 0.79),
     ],
     ids=[
         "dev",
@@ -94,6 +96,8 @@ def _need(path: Path) -> Path:
         "fresh7-check",
         "fresh8",
         "fresh8-check",
+        "fresh9",
+        "fresh9-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:

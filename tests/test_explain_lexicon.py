@@ -164,6 +164,7 @@ def test_trained_on_tune_halves_only() -> None:
         "error-cases.fresh6.jsonl",
         "error-cases.fresh7.jsonl",
         "error-cases.fresh8.jsonl",
+        "error-cases.fresh9.jsonl",
     ],
 )
 def test_the_words_are_never_counted_on_the_later_sets(name: str) -> None:

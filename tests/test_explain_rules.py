@@ -259,7 +259,9 @@ def test_each_hint_is_printed_once() -> None:
         ("Ubuntu 22.04", "jaxlib==0.4.7+cuda11.cudnn82", False),
         ("Jetson Orin, JetPack 5.1", "triton==3.0.0", True),  # 3.0.0: linux x86-64 only
         ("Jetson Orin, JetPack 6.2", "triton==3.5.0", False),  # 3.5.0 has aarch64 files
-        ("Windows 11", "triton==1.1.1", False),  # a release wheels.toml does not list
+        # a release wheels.toml does not list is judged by every release it lists
+        ("Windows 11", "triton==2.0.0.dev20221001", True),  # none has a Windows file
+        ("Windows 11", "torch==0.4.1", False),  # torch's listed releases have Windows files
         ("Windows 11", "some-unknown-package", False),
     ],
 )
@@ -297,6 +299,25 @@ def test_the_platform_fix_names_the_platforms_the_index_has() -> None:
     pip_line = next(p for p in compiled(KB).patterns if p.id == "pip-no-matching-version")
     python_hint = pip_line.hints[0]
     assert python_hint not in explanation.hints + explanation.fix.notes
+
+
+def test_a_release_the_index_lists_not_is_judged_by_those_it_lists() -> None:
+    explanation = explain_text(
+        "pip install -e . --extra-index-url https://download.pytorch.org/whl/nightly/cu117 --pre\n"
+        "Obtaining file:///C:/Users/ab/Desktop/kernl\n"
+        "ERROR: Could not find a version that satisfies the requirement "
+        "triton==2.0.0.dev20221001 (from kernl) (from versions: none)\n"
+        "ERROR: No matching distribution found for triton==2.0.0.dev20221001\n",
+        KB,
+    )
+    assert ("os", "windows") in {(f.name, f.value) for f in explanation.facts}  # C:/Users/
+    assert explanation.cause == "wrong_platform_wheel"
+    assert explanation.fix is not None
+    listed = sum(1 for r in KB.rows("wheels", "release") if r["package"] == "triton")
+    assert explanation.fix.summary.startswith(
+        f"triton 2.0.0.dev20221001 is not among the {listed} releases the index lists, and those "
+        "have wheels for linux-aarch64 and linux-x86_64 only; this machine is windows-x86_64"
+    )
 
 
 def test_a_cpu_build_without_a_file_for_the_platform_is_not_called_a_cuda_build() -> None:
@@ -625,3 +646,18 @@ def test_uv_taking_another_package_from_the_pytorch_index_outvotes_its_platform_
     assert "wrong_platform_wheel" not in {a.cause for a in explanation.alternatives}
     own = explain_text(text.replace("markupsafe==3.0.2", "torch==2.6.0+cu126"), KB)
     assert own.cause == "wrong_platform_wheel"
+
+
+@pytest.mark.parametrize(
+    ("line", "windows"),
+    [
+        ("D:/Users/x/python.exe D:/Users/x/main.py", True),
+        ("Obtaining file:///C:/Users/ab/Desktop/kernl", True),
+        ("C:\\Users\\ab\\lib\\site-packages\\torch\\cuda\\__init__.py", True),
+        ("File /Users/bob/miniforge3/lib/python3.11/site-packages/torch/__init__.py", False),
+        ("curl http://a:/Users/b/ and scp host:/Users/a/", False),
+    ],
+)
+def test_windows_paths_are_read_with_either_slash(line: str, windows: bool) -> None:
+    read = {f.value for f in explain_text(line, KB).facts if f.name == "os"}
+    assert ("windows" in read) is windows

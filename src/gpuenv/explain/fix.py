@@ -21,6 +21,7 @@ from gpuenv.explain.served import (
     python_of,
     release_key,
     releases_asked,
+    releases_judged,
     serves,
     value,
 )
@@ -302,12 +303,18 @@ def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     name, version, label = asked(facts)
     platforms = platforms_of(snapshot)
     mine = " or ".join(platforms)
-    releases = releases_asked(kb, name, version)
+    named = releases_asked(kb, name, version) if version else []
+    releases = named or releases_judged(kb, name, version)
     published = " and ".join(sorted({p for r in releases for p in r.get("platforms", [])}))
     if cuda_build_unpublished(name, label, platforms):
         lead = f"{name} {version}+{label} is a CUDA build: those are published for Linux only"
-    elif version:
+    elif named:
         lead = f"{name} {version} has wheels for {published} only"
+    elif version:
+        lead = (
+            f"{name} {version} is not among the {len(releases)} releases the index lists, "
+            f"and those have wheels for {published} only"
+        )
     else:
         lead = f"{name} has wheels for {published} only (every release the index lists)"
     return Fix(

@@ -56,16 +56,17 @@ def python_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase
 
 def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
     """Whether the package the text asks for has no wheel for the reporter's platform, whatever
-    the Python: the release named (or, with none named, every release wheels.toml lists) has
-    no file for it; a CUDA build (+cu…) asked for on a Mac, or one of jaxlib's off Linux,
-    never existed. False when the platform or the package's wheels are not known."""
+    the Python: the release named (or, with none named or one wheels.toml does not list, such
+    as a dev build, every release it lists) has no file for it; a CUDA build (+cu…) asked for
+    on a Mac, or one of jaxlib's off Linux, never existed. False when the platform or the
+    package's wheels are not known."""
     platforms = platforms_of(snapshot)
     name, version, label = asked(facts)
     if not platforms or not name:
         return False
     if cuda_build_unpublished(name, label, platforms):
         return True
-    releases = releases_asked(kb, name, version)
+    releases = releases_judged(kb, name, version)
     if not releases:
         return False
     return not any(
@@ -73,6 +74,12 @@ def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBa
         for r in releases
         for platform in platforms
     )
+
+
+def releases_judged(kb: KnowledgeBase, name: str, version: str | None) -> list[Row]:
+    """The rows a platform is judged by: the release named, else (none named, or one the
+    index's lists do not hold) every release of the package wheels.toml lists."""
+    return releases_asked(kb, name, version) or (releases_asked(kb, name, None) if version else [])
 
 
 def cuda_build_unpublished(name: str, label: str | None, platforms: Sequence[str]) -> bool:
