@@ -8,6 +8,8 @@ tests check the shape of every line, the fixed cause vocabulary, the report kind
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import json
 import os
@@ -23,6 +25,7 @@ import pytest
 from benchmarks.explain_corpus import half_of
 
 from gpuenv.diagnose.findings import CAUSES as DOCTOR_CAUSES
+from gpuenv.index.http import IndexUnavailable, pip_index_url
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "corpus"
@@ -103,6 +106,8 @@ DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 # index, apt's sources, npm's registry), never spelled in this project.
 def _pip_index_hosts() -> set[str]:
     hosts: set[str] = set()
+    with contextlib.suppress(IndexUnavailable):
+        hosts.add(urlsplit(pip_index_url()).hostname or "")  # pip's configured index
     try:
         index_models = importlib.import_module("pip._internal.models.index")
     except ImportError:
@@ -110,7 +115,7 @@ def _pip_index_hosts() -> set[str]:
     for model in (getattr(index_models, "PyPI", None), getattr(index_models, "TestPyPI", None)):
         for field in ("netloc", "file_storage_domain"):
             hosts.add(str(getattr(model, field, "")))
-    for variable in ("PIP_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX"):
+    for variable in ("UV_INDEX_URL", "UV_DEFAULT_INDEX"):
         hosts.add(urlsplit(os.environ.get(variable, "")).hostname or "")
     return hosts
 
@@ -139,6 +144,7 @@ def _npm_registry_hosts() -> set[str]:
     return {urlsplit(answer.stdout.strip()).hostname or ""}
 
 
+@functools.cache
 def registry_host_re() -> re.Pattern[str]:
     hosts = {
         h for h in _pip_index_hosts() | _apt_source_hosts() | _npm_registry_hosts() if "." in h

@@ -21,7 +21,6 @@ from gpuenv.explain.served import (
     python_of,
     release_key,
     releases_asked,
-    releases_judged,
     serves,
     value,
 )
@@ -304,7 +303,7 @@ def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     platforms = platforms_of(snapshot)
     mine = " or ".join(platforms)
     named = releases_asked(kb, name, version) if version else []
-    releases = named or releases_judged(kb, name, version)
+    releases = named or releases_asked(kb, name, None)  # as platform_unserved judged them
     published = " and ".join(sorted({p for r in releases for p in r.get("platforms", [])}))
     if cuda_build_unpublished(name, label, platforms):
         lead = f"{name} {version}+{label} is a CUDA build: those are published for Linux only"
