@@ -1,9 +1,10 @@
 """A guess from the words, for a text in which no known message was found.
 
 The knowledge base's lexicon (lexicon.toml, made by tools/train_lexicon.py from the tune halves
-of the corpora) holds, for each cause, how many of its training cases hold each word. A text's
+of the corpora) holds, for each cause, how many of its training texts hold each word (a case's
+error text with its context, and its error text alone). A text's
 words are weighed as independent signs (a naive Bayes over word presence, smoothed by `alpha`):
-each word the text holds moves the odds towards the causes whose cases hold it more often than
+each word the text holds moves the odds towards the causes whose texts hold it more often than
 the others do. It speaks only when the text holds at least `min_words` words of the lexicon and
 one of its `anchors` (words of the GPU stack: an unrelated Python error is not guessed at), when
 at least `min_known` of its distinct words of three letters or more are words of the lexicon (a
@@ -32,9 +33,9 @@ _LONGER = 3  # letters of the words whose share the lexicon must know
 @dataclass(frozen=True)
 class Lexicon:
     causes: tuple[str, ...]
-    cases: Mapping[str, int]  # training cases of each cause
-    holding: Mapping[str, Mapping[str, int]]  # word -> cause -> cases of it holding the word
-    totals: Mapping[str, int]  # word -> training cases holding it
+    texts: Mapping[str, int]  # training texts of each cause
+    holding: Mapping[str, Mapping[str, int]]  # word -> cause -> texts of it holding the word
+    totals: Mapping[str, int]  # word -> training texts holding it
     stop: frozenset[str]
     anchors: frozenset[str]
     anchor_prefixes: tuple[str, ...]
@@ -46,7 +47,7 @@ class Lexicon:
 
     @property
     def total(self) -> int:
-        return sum(self.cases.values())
+        return sum(self.texts.values())
 
 
 @dataclass(frozen=True)
@@ -72,16 +73,16 @@ def _load(kb: KnowledgeBase) -> Lexicon | None:
     if kb_file is None or not kb_file.tables.get("cause"):
         return None
     meta = kb_file.meta
-    cases: dict[str, int] = {}
+    texts: dict[str, int] = {}
     holding: dict[str, dict[str, int]] = {}
     for row in kb.rows("lexicon", "cause"):
         cause = str(row["cause"])
-        cases[cause] = int(row["cases"])
+        texts[cause] = int(row["texts"])
         for word, count in dict(row["words"]).items():
             holding.setdefault(str(word), {})[cause] = int(count)
     return Lexicon(
-        causes=tuple(sorted(cases)),
-        cases=cases,
+        causes=tuple(sorted(texts)),
+        texts=texts,
         holding=holding,
         totals={w: sum(by.values()) for w, by in holding.items()},
         stop=frozenset(str(w) for w in meta.get("stop_words", ())),
@@ -131,7 +132,7 @@ def _anchor(word: str, lexicon: Lexicon) -> bool:
 
 def _score(cause: str, words: set[str], lexicon: Lexicon) -> tuple[float, dict[str, float]]:
     """Log prior odds of the cause and each word's log-likelihood ratio for it."""
-    alpha, total, mine = lexicon.alpha, lexicon.total, lexicon.cases[cause]
+    alpha, total, mine = lexicon.alpha, lexicon.total, lexicon.texts[cause]
     others = total - mine
     score = math.log(mine / total)
     weights: dict[str, float] = {}
