@@ -37,8 +37,8 @@ FRESH_FILE = CORPUS / "error-cases.fresh.jsonl"
 # A second blind held-out set, collected before the 2026-11-24 pattern work; nothing is tuned on it.
 FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # Later blind held-out sets, each collected in parallel with a round of pattern work and without
-# sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh9 with its
-# eighth); measured blind, then their tune halves studied; their check halves are never tuned or
+# sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 with its
+# ninth); measured blind, then their tune halves studied; their check halves are never tuned or
 # trained on.
 LATER_SETS = {
     "fresh3": CORPUS / "error-cases.fresh3.jsonl",
@@ -48,6 +48,7 @@ LATER_SETS = {
     "fresh7": CORPUS / "error-cases.fresh7.jsonl",
     "fresh8": CORPUS / "error-cases.fresh8.jsonl",
     "fresh9": CORPUS / "error-cases.fresh9.jsonl",
+    "fresh10": CORPUS / "error-cases.fresh10.jsonl",
 }
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"

@@ -98,6 +98,19 @@ def test_random_bytes_get_no_guess() -> None:
     assert guessed == []
 
 
+def test_a_close_second_cause_is_named_beside_a_guess() -> None:
+    kb = _kb(TINY_META, TINY)
+    torn = guess("cuda libcudart memory", kb, least=0.15)
+    assert torn is not None and torn.cause == "out_of_memory"
+    # the posteriors share 1 between the two causes: what the first lacks the second has
+    ((second, share),) = torn.runners_up
+    assert second == "missing_cuda_lib" and share < torn.confidence
+    assert share == pytest.approx(0.5 * (1 - torn.share), abs=0.001)
+    sure = guess("cuda error: libcudart missing", kb, least=0.15)
+    assert sure is not None and sure.runners_up == ()
+    assert guess("cuda libcudart memory", kb).runners_up == ()  # type: ignore[union-attr]
+
+
 def test_a_long_text_is_read_at_its_head_and_tail_only() -> None:
     kb = _kb(TINY_META, TINY)
     middle = "x\n" * (HEAD + TAIL)

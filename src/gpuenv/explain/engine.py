@@ -11,7 +11,7 @@ from gpuenv.explain.lexicon import Guess, guess
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
 from gpuenv.explain.needles import compile_needles, locate
 from gpuenv.explain.outcomes import deciding, evidence_of, with_outcomes
-from gpuenv.explain.rank import counting, rank
+from gpuenv.explain.rank import MIN_CONFIDENCE, counting, rank
 from gpuenv.explain.reports import LANDMARKS, read_reports
 from gpuenv.explain.scan import Hit, scan
 from gpuenv.explain.snapshot import (
@@ -56,10 +56,11 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
         values.setdefault(name, set()).add(value)
     counted = counting(hits, values, compiled(kb).rules)
     ranked = rank(counted, findings)
-    guessed = guess(text.lower, kb) if not ranked else None
+    guessed = guess(text.lower, kb, MIN_CONFIDENCE) if not ranked else None
     decided = deciding(counted, ranked[0].cause) if ranked else None
     if guessed is not None:
         ranked = [Candidate(guessed.cause, guessed.confidence, ())]
+        ranked += [Candidate(cause, share, ()) for cause, share in guessed.runners_up]
     ranked = with_outcomes(ranked, evidence_of(decided), kb)
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])

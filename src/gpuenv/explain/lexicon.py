@@ -56,6 +56,8 @@ class Guess:
     confidence: float  # the posterior, scaled
     share: float  # the posterior
     words: tuple[str, ...]  # the text's words that pointed there most
+    # the other causes whose scaled posterior reaches `least`, most likely first
+    runners_up: tuple[tuple[str, float], ...] = ()
 
 
 def words_of(text: str, stop: Iterable[str]) -> set[str]:
@@ -96,9 +98,10 @@ def _load(kb: KnowledgeBase) -> Lexicon | None:
     )
 
 
-def guess(lower: str, kb: KnowledgeBase) -> Guess | None:
+def guess(lower: str, kb: KnowledgeBase, least: float = 1.0) -> Guess | None:
     """The cause a lower-case text's words point to, or None (no lexicon, too few of its words,
-    no word of the GPU stack, or no cause clearly ahead)."""
+    no word of the GPU stack, or no cause clearly ahead); with the other causes whose scaled
+    posterior is at least `least`."""
     lexicon = load(kb)
     if lexicon is None:
         return None
@@ -113,12 +116,21 @@ def guess(lower: str, kb: KnowledgeBase) -> Guess | None:
     scores = {cause: _score(cause, words, lexicon) for cause in lexicon.causes}
     top = max(sorted(scores), key=lambda c: scores[c][0])
     best = scores[top][0]
-    share = 1.0 / sum(math.exp(s - best) for s, _ in scores.values())
+    norm = sum(math.exp(s - best) for s, _ in scores.values())
+    share = 1.0 / norm
     if share < lexicon.min_share:
         return None
     reasons = sorted(scores[top][1].items(), key=lambda kv: (-kv[1], kv[0]))
     shown = tuple(w for w, weight in reasons[:SHOWN] if weight > 0)
-    return Guess(top, round(share * lexicon.scale, 3), share, shown)
+    scaled = {
+        c: round(math.exp(s - best) / norm * lexicon.scale, 3) for c, (s, _) in scores.items()
+    }
+    runners_up = tuple(
+        (c, scaled[c])
+        for c in sorted(scaled, key=lambda c: (-scaled[c], c))
+        if c != top and scaled[c] >= least
+    )
+    return Guess(top, scaled[top], share, shown, runners_up)
 
 
 def _known_share(every: set[str], known: set[str]) -> float:
