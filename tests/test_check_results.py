@@ -359,12 +359,13 @@ def test_error_texts_go_through_explain_when_it_is_there(fake_explain: list[str]
 
 
 def test_the_real_explain_names_the_causes_of_the_fixtures_errors() -> None:
-    """gpuenv.explain (now on main) through the adapter: a cuDNN that cannot start, a CUDA
-    library the execution provider cannot load; a text it does not know gives no explanation."""
+    """gpuenv.explain (now on main) through the adapter: a cuDNN that cannot start (most often
+    no GPU memory left for its handle), a CUDA library the execution provider cannot load; a text
+    it does not know gives no explanation."""
     from gpuenv.check.explain_adapter import explain_error, explainer
 
     tf = judged(load("tensorflow-a100-cudnn-fails"), explain=explainer(None))
-    assert [s.cause for s in tf.failed_steps] == ["cudnn_mismatch"]
+    assert [s.cause for s in tf.failed_steps] == ["out_of_memory"]
     ort = judged(load("onnxruntime-cuda-ep-falls-back"), explain=explainer(None))
     [failed] = ort.failed_steps
     assert failed.cause == "missing_cuda_lib" and failed.explanation is not None

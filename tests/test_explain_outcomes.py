@@ -65,10 +65,12 @@ def test_a_message_several_causes_share_names_them_with_their_share() -> None:
 
 def test_a_message_of_one_cause_names_no_other() -> None:
     explanation = explain_text(
-        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB", KB
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please "
+        "update your driver to a newer version, or use an earlier cuda container: unknown",
+        KB,
     )
-    assert explanation.cause == "out_of_memory"
-    assert set(_row(explanation.decided_by)["causes"]) == {"out_of_memory"}
+    assert explanation.cause == "container_driver_mismatch"
+    assert set(_row(explanation.decided_by)["causes"]) == {"container_driver_mismatch"}
     assert explanation.alternatives == ()
 
 

@@ -78,9 +78,9 @@ def test_a_rule_needs_its_facts() -> None:
             "wrong_platform_wheel",
         ),
         (
-            "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 3, 2) "
-            "but linked against (8, 0, 3)",
-            "Ubuntu 20.04, PyTorch 1.12 from conda",
+            "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against 7401 but "
+            "linked against 7301",
+            "Ubuntu 18.04, PyTorch 1.0 from conda",
             "cudnn_mismatch",
             "$ echo $LD_LIBRARY_PATH\n/public/apps/cudnn/v8.0.3.33-cuda.11.0/cuda/lib64:/usr/lib",
             "multiple_cuda_conflict",
@@ -104,6 +104,13 @@ def test_a_rule_needs_its_facts() -> None:
         (
             "RuntimeError: CUDA error: system has unsupported display driver / cuda driver "
             "combination",
+            "Ubuntu 22.04, RTX 3090",
+            "driver_module_mismatch",
+            "$ ldconfig -p | grep libcuda\n\tlibcuda.so.1 => /usr/local/cuda/compat/libcuda.so.1",
+            "container_driver_mismatch",
+        ),
+        (
+            "CUDA driver version is insufficient for CUDA runtime version",
             "Ubuntu 22.04, RTX 3090",
             "driver_too_old",
             "It started right after the NVIDIA driver was updated (no reboot yet).",
@@ -134,6 +141,7 @@ def test_a_rule_needs_its_facts() -> None:
         "second-cudnn-on-ld-library-path",
         "gpus-hidden",
         "rocm-index",
+        "cuda-compat-803",
         "driver-updated",
         "32-bit-python",
         "ort-cudnn-major",
@@ -187,6 +195,47 @@ def test_the_cudnn_major_of_an_onnxruntime_release(setting: str, judged: bool) -
     explanation = explain_text(setting + "\n" + message, KB)
     assert (explanation.cause == "cudnn_mismatch") is judged
     assert explanation.cause in ("cudnn_mismatch", "windows_dll")
+
+
+@pytest.mark.parametrize(
+    ("pin", "offered", "cause"),
+    [
+        ("torch==1.13.1", "2.2.0, 2.2.1, 2.3.0", "python_version_unsupported"),
+        ("tensorflow==2.4.0", "2.5.0rc0, 2.5.0rc1, 2.5.0", "python_version_unsupported"),
+        ("torch==2.7.0+cu128", "2.9.0+cu128, 2.9.1+cu128", "python_version_unsupported"),
+        # a pinned nightly the index has pruned: not judged, the local-version line stays
+        ("torch==2.7.0.dev20250311+cu128", "2.8.0+cu128, 2.9.0+cu128", "solver_conflict"),
+        # an older release among those offered: not every one is newer, nothing judged
+        ("torch==2.1.0+cu118", "2.0.1+cu118, 2.2.0+cu118", "solver_conflict"),
+        ("torch==2.2.0+cu118", "2.2.0+cu118, 2.3.0+cu118", "solver_conflict"),
+    ],
+)
+def test_a_pin_older_than_every_release_offered_means_a_newer_python(
+    pin: str, offered: str, cause: str
+) -> None:
+    """pip lists only the releases with a wheel for its Python; when every one is newer than the
+    pin, the pinned release has none for it."""
+    text = f"ERROR: Could not find a version that satisfies the requirement {pin}"
+    text += f" (from versions: {offered})"
+    explanation = explain_text(text, KB)
+    assert explanation.cause == cause
+    judged = explanation.decided_by == "pin-older-than-every-release-offered"
+    assert judged is (cause == "python_version_unsupported")
+
+
+def test_a_cudnn_major_required_is_not_the_one_installed() -> None:
+    """ONNX Runtime's "Require cuDNN 9.*" names the major it needs, not the one installed: with
+    cuDNN 8 said to be installed it is the wrong major; with nothing said, a missing one."""
+    message = (
+        "Failed to create CUDAExecutionProvider. Require cuDNN 9.* and CUDA 12.*. Please install "
+        "all dependencies as mentioned in the GPU requirements page"
+    )
+    bare = explain_text(message, KB)
+    assert ("cudnn_wanted", "9") in {(f.name, f.value) for f in bare.facts}
+    assert "cudnn_version" not in {f.name for f in bare.facts}
+    assert bare.cause == "missing_cuda_lib"
+    assert explain_text("cuDNN 8.9 installed with apt\n" + message, KB).cause == "cudnn_mismatch"
+    assert explain_text("cuDNN 9.1 installed with apt\n" + message, KB).cause == "missing_cuda_lib"
 
 
 def test_cudnn_versions_read_from_prose() -> None:

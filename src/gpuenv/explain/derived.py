@@ -2,12 +2,15 @@
 look at: whether the release a text asks for has a wheel for the reporter's Python, whether the
 cuDNN a program could not load is of another major version than the one installed, whether the
 ONNX Runtime release named is built for another cuDNN major than the one installed, whether the
-user-space driver and the kernel module are of different versions."""
+user-space driver and the kernel module are of different versions, whether every release pip
+found is newer than the version pinned."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from packaging.version import InvalidVersion, Version
 
 from gpuenv.explain.model import Fact
 from gpuenv.explain.served import platform_unserved, python_unserved
@@ -29,7 +32,40 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["ort_cudnn_other_major"] = "true"
     if driver_versions_differ(facts):
         out["driver_versions_differ"] = "true"
+    if pin_older_than_offered(facts):
+        out["pin_older_than_offered"] = "true"
     return out
+
+
+def pin_older_than_offered(facts: Sequence[Fact]) -> bool:
+    """pip found releases of the package, every one newer than the version pinned: the old
+    release has no wheel for the (newer) Python pip runs on. A pinned nightly (.devN) is not
+    judged: the index keeps only recent nightlies."""
+    offered = [
+        version
+        for f in facts
+        if f.name == "versions_offered"
+        for item in f.value.split(",")
+        if (version := _version(item.strip())) is not None
+    ]
+    pins = {
+        version
+        for f in facts
+        if f.name == "package_version" and (version := _version(f.value)) is not None
+    }
+    if not offered or len(pins) != 1:
+        return False
+    pin = pins.pop()
+    if pin.is_devrelease:
+        return False
+    return all(version.release > pin.release for version in offered)
+
+
+def _version(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
 
 
 def driver_versions_differ(facts: Sequence[Fact]) -> bool:
@@ -44,13 +80,13 @@ def driver_versions_differ(facts: Sequence[Fact]) -> bool:
 
 
 def cudnn_other_major(facts: Sequence[Fact]) -> bool:
-    """A cuDNN library of major N could not be loaded while the text says cuDNN M (M != N) is
-    installed: the wrong major, not a missing cuDNN."""
+    """A cuDNN library of major N could not be loaded (or a program says it requires cuDNN N)
+    while the text says cuDNN M (M != N) is installed: the wrong major, not a missing cuDNN."""
     wanted = {
         m.group(1)
         for f in facts
         if f.name == "missing_library" and (m := _CUDNN_SONAME.search(f.value))
-    }
+    } | {f.value for f in facts if f.name == "cudnn_wanted"}
     installed = _cudnn_majors(facts)
     return bool(wanted and installed and not wanted & installed)
 

@@ -43,9 +43,10 @@ FACTS: dict[str, str] = {
     "cudnn_compiled": "cuDNN version the framework was built with",
     "missing_library": "a shared library or DLL that could not be loaded",
     "ld_library_path_cudnn": "LD_LIBRARY_PATH names a cuDNN directory (true)",
+    "cudnn_wanted": "the cuDNN major a program says it requires (ONNX Runtime: Require cuDNN 9.*)",
     "cudnn_other_major": (
-        "a cuDNN library of another major than the installed cuDNN could not be loaded (true), "
-        "judged"
+        "a cuDNN library (or a cuDNN a program requires) of another major than the installed "
+        "cuDNN could not be loaded (true), judged"
     ),
     "ort_cudnn_other_major": (
         "the ONNX Runtime release named is built for another cuDNN major than the one the text "
@@ -64,6 +65,13 @@ FACTS: dict[str, str] = {
     "package_version": "the version asked for",
     "rocm_index": "the install command uses PyTorch's ROCm wheel index (true)",
     "package_gpu_build": "the package asked for is a CUDA/GPU build by its name (true), derived",
+    "cuda_compat": "the text names CUDA's forward-compatibility libcuda (cuda-compat) (true)",
+    "torch_in_process": "the text says torch is imported in the same process (true)",
+    "versions_offered": "the versions an installer says it found (pip's from versions: list)",
+    "pin_older_than_offered": (
+        "every release the installer found is newer than the version pinned (true), judged: "
+        "the first of them is the first with a wheel for the reporter's (newer) Python"
+    ),
     "python_unserved": (
         "the release asked for has no wheel for the reporter's Python (true), judged from "
         "wheels.toml or its release line"
