@@ -17,10 +17,11 @@ from typing import Protocol
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from gpuenv.index.metadata import CoreMetadata, applicable_requirements, marker_environment
 from gpuenv.index.pages import IndexFile, Wheel, parse_wheel
+from gpuenv.kb.query._frameworks_util import parsed_version
 from gpuenv.plan.model import EnvPlan, PackageChoice
 
 ASK_ABOVE_BYTES = 200 * 1024 * 1024  # above this, or when unknown, the user is asked first
@@ -202,7 +203,7 @@ def choose_wheel(
     """The wheel an installer takes: this name and version (a local label must match when one
     is asked for; without one, the plain release is preferred), the target's platform or any,
     and a Python tag the target's Python accepts (its own, abi3 of an older one, py3)."""
-    wanted = _version(version)
+    wanted = parsed_version(version)
     if wanted is None:
         return None
     fitting = []
@@ -261,15 +262,8 @@ def _requirement(line: str) -> Requirement | None:
         return None
 
 
-def _version(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
-
-
 def _public(version: str) -> str:
-    parsed = _version(version)
+    parsed = parsed_version(version)
     return parsed.public if parsed else version
 
 

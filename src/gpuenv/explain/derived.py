@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from packaging.version import InvalidVersion, Version
-
 from gpuenv.explain.model import Fact
 from gpuenv.explain.served import platform_unserved, python_unserved
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
+from gpuenv.kb.query._frameworks_util import parsed_version
 
 _CUDNN_SONAME = re.compile(r"(?:libcudnn\w*\.so\.|cudnn\w*?64_)(\d+)", re.IGNORECASE)
 
@@ -46,12 +45,12 @@ def pin_older_than_offered(facts: Sequence[Fact]) -> bool:
         for f in facts
         if f.name == "versions_offered"
         for item in f.value.split(",")
-        if (version := _version(item.strip())) is not None
+        if (version := parsed_version(item.strip())) is not None
     ]
     pins = {
         version
         for f in facts
-        if f.name == "package_version" and (version := _version(f.value)) is not None
+        if f.name == "package_version" and (version := parsed_version(f.value)) is not None
     }
     if not offered or len(pins) != 1:
         return False
@@ -59,13 +58,6 @@ def pin_older_than_offered(facts: Sequence[Fact]) -> bool:
     if pin.is_devrelease:
         return False
     return all(version.release > pin.release for version in offered)
-
-
-def _version(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return None
 
 
 def driver_versions_differ(facts: Sequence[Fact]) -> bool:

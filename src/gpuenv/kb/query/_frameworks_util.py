@@ -5,14 +5,20 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 
+def parsed_version(text: str) -> Version | None:
+    """A version as pip reads it ('2.4.1+cu121', '2.7.0.dev20250311'); None when unreadable."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
 def release_tuple(text: object) -> tuple[int, ...] | None:
     """'2.4.1+cu121' -> (2, 4, 1); '0.12.0.1' -> (0, 12, 0, 1); anything unreadable -> None."""
     if not isinstance(text, str) or not text.strip():
         return None
-    try:
-        return Version(text.strip()).release
-    except InvalidVersion:
-        return None
+    version = parsed_version(text.strip())
+    return version.release if version is not None else None
 
 
 def minor_line(text: object) -> tuple[int, int] | None:
