@@ -18,7 +18,10 @@ from tools import train_lexicon
 
 from gpuenv.cli import main
 from gpuenv.explain import explain_text
+from gpuenv.explain.engine import WEAK_MESSAGE, _words_guess
 from gpuenv.explain.lexicon import HEAD, TAIL, guess
+from gpuenv.explain.model import Candidate
+from gpuenv.explain.text import prepare
 from gpuenv.kb import default_kb
 from gpuenv.kb.loader import tomllib
 from gpuenv.kb.model import KbFile, KnowledgeBase
@@ -76,6 +79,24 @@ def test_silent_without_enough_words_or_without_a_word_of_the_gpu_stack() -> Non
     assert guess("cuda memory libcudart", KnowledgeBase(files={})) is None  # no lexicon
 
 
+def test_a_word_of_the_gpu_stack_may_be_the_start_of_a_longer_one() -> None:
+    """Library and framework names begin longer words (miopenStatusUnknownError,
+    cublas_status_invalid_value, libtorchaudio): the lexicon's anchor prefixes count them."""
+    causes = [
+        {"cause": "mps_or_rocm_specific", "texts": 4, "words": {"miopenstatusunknownerror": 3}},
+        {"cause": "out_of_memory", "texts": 6, "words": {"memory": 6, "conv": 2}},
+    ]
+    text = "runtimeerror: miopenstatusunknownerror in conv"
+    assert guess(text, _kb(TINY_META, causes)) is None  # no word of the stack as a whole
+    got = guess(text, _kb({**TINY_META, "anchor_prefixes": ["miopen"]}, causes))
+    assert got is not None and got.cause == "mps_or_rocm_specific"
+
+
+def test_the_trained_anchors_name_libraries_that_begin_longer_words() -> None:
+    for word in ("miopenstatusunknownerror", "cublas_status_invalid_value", "libtorchaudio"):
+        assert word.startswith(tuple(train_lexicon.ANCHOR_PREFIXES)), word
+
+
 def test_silent_when_most_longer_words_are_not_words_of_the_lexicon() -> None:
     kb = _kb({**TINY_META, "min_known": 0.5}, TINY)
     assert guess("cuda libcudart memory", kb) is not None
@@ -83,6 +104,33 @@ def test_silent_when_most_longer_words_are_not_words_of_the_lexicon() -> None:
     assert guess("cuda libcudart memory qzx vbnw kjhq wert", kb) is None  # 3 of 7
     assert guess("cuda libcudart memory qzx vbnw", kb) is not None  # 3 of 5 known
     assert guess("cuda libcudart memory qz vb kj hq", kb) is not None  # short runs do not count
+
+
+def test_clear_words_outweigh_only_a_weak_message_of_another_cause() -> None:
+    kb = _kb(TINY_META, TINY)
+    text = prepare("cuda error: libcudart missing")  # the words: missing_cuda_lib, clearly
+
+    def outweighs(cause: str, confidence: float, words: str = "") -> str | None:
+        ranked = [Candidate(cause, confidence, ())]
+        got = _words_guess(prepare(words) if words else text, ranked, kb)
+        return got.cause if got else None
+
+    assert outweighs("out_of_memory", 0.45) == "missing_cuda_lib"
+    assert outweighs("out_of_memory", WEAK_MESSAGE) is None  # not a weak sign
+    assert outweighs("missing_cuda_lib", 0.45) is None  # the same cause: nothing to outweigh
+    assert outweighs("out_of_memory", 0.45, "cuda libcudart memory") is None  # words unclear
+
+
+def test_a_guess_that_outweighs_a_weak_message_names_it() -> None:
+    # pip's "No matching distribution" is a weak sign (a Python or a platform); the words of
+    # the package asked for are those of platform reports
+    explanation = explain_text("ERROR: No matching distribution found for jax-cuda12-pjrt", KB)
+    assert (explanation.cause, explanation.basis) == ("wrong_platform_wheel", "words")
+    assert "outweigh the only, weak, sign found" in explanation.summary
+    assert "python_version_unsupported" in explanation.summary
+    weak = [a for a in explanation.alternatives if a.cause == "python_version_unsupported"]
+    assert weak and weak[0].confidence < explanation.confidence
+    assert explanation.evidence[0].pattern == "pip-no-matching-distribution"
 
 
 def test_random_bytes_get_no_guess() -> None:
@@ -205,8 +253,22 @@ def test_the_lexicon_is_what_a_fresh_training_gives() -> None:
         pytest.skip("the development split is not beside the project")
     written = (ROOT / "src" / "gpuenv" / "kb" / "data" / "lexicon.toml").read_text("utf-8")
     cases = train_lexicon.training_cases()
-    fresh = train_lexicon.document(cases, cases)
+    fresh = train_lexicon.document(cases, train_lexicon.outcomes(cases))
     assert written == fresh, "run `python tools/train_lexicon.py && python tools/compile_kb.py`"
+
+
+def test_the_training_names_the_evidence_its_cases_mostly_label_otherwise() -> None:
+    """A pattern whose training cases mostly carry another cause is a family to study: the
+    training names it with its tally; one whose own cause holds half or more is not named."""
+    cuda_oom = {"evidence": "torch-cuda-out-of-memory", "cases": 4}
+    rows_in = [
+        {**cuda_oom, "causes": {"other": 3, "out_of_memory": 1}},
+        {**cuda_oom, "causes": {"other": 2, "out_of_memory": 2}},
+        {"evidence": "no-such-pattern", "cases": 3, "causes": {"other": 3}},
+    ]
+    assert train_lexicon.disagreeing(rows_in) == [
+        "torch-cuda-out-of-memory (out_of_memory): {'other': 3, 'out_of_memory': 1}"
+    ]
 
 
 def test_a_rows_mapping_is_written_as_its_sub_table() -> None:

@@ -57,7 +57,7 @@ def test_a_rule_needs_its_facts() -> None:
             "cpu_only_build",
         ),
         (
-            "ERROR: No matching distribution found for jax-cuda12-pjrt",
+            "ERROR: No matching distribution found for jax-cuda12-plugin",
             "Ubuntu 22.04",
             "python_version_unsupported",
             "macOS on an Apple M2 Pro",
@@ -221,6 +221,91 @@ def test_a_pin_older_than_every_release_offered_means_a_newer_python(
     assert explanation.cause == cause
     judged = explanation.decided_by == "pin-older-than-every-release-offered"
     assert judged is (cause == "python_version_unsupported")
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "decided_by"),
+    [
+        # the unversioned name is a development symlink: the driver is there as libcuda.so.1
+        (
+            "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open"
+            " shared object file: No such file or directory",
+            "missing_cuda_lib",
+            "libcuda-unversioned-missing",
+        ),
+        (
+            "RuntimeError: Failed to dlopen libcuda.so",
+            "missing_cuda_lib",
+            "libcuda-unversioned-missing",
+        ),
+        (
+            "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+            "no_driver",
+            "libcuda-missing",
+        ),
+        (
+            "WSL2 Ubuntu 22.04\nOSError: libcuda.so: cannot open shared object file",
+            "missing_cuda_lib",
+            "libcuda-unversioned-on-wsl",
+        ),
+        # Fabric Manager: of another version than the driver, or not there at all
+        (
+            "nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02"
+            " don't match with driver version 530.41.03.",
+            "driver_module_mismatch",
+            "fabric-manager-driver-version-mismatch",
+        ),
+        (
+            "NVIDIA Fabric Manager is not installed on this HGX node",
+            "other",
+            "fabric-manager-named",
+        ),
+        # torch's "no GPUs": a CUDA_VISIBLE_DEVICES naming none, or ZLUDA without a usable card
+        ("RuntimeError: No CUDA GPUs are available", "other", "torch-no-cuda-gpus-available"),
+        (
+            "ZLUDA with the HIP SDK on an RX 6600\nRuntimeError: No CUDA GPUs are available",
+            "mps_or_rocm_specific",
+            "zluda-sees-no-gpu",
+        ),
+        # error 804: an image's compat libcuda on a GeForce host, or a driver update unbooted
+        (
+            "CUDA Error: forward compatibility was attempted on non supported HW",
+            "container_driver_mismatch",
+            "cuda-forward-compat-unsupported",
+        ),
+        (
+            "The NVIDIA drivers were updated this morning.\nCUDA Error: forward compatibility"
+            " was attempted on non supported HW",
+            "driver_module_mismatch",
+            "driver-error-after-driver-update",
+        ),
+        # TensorFlow's cuDNN older than built: alone, or loaded first by torch
+        (
+            "Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4.",
+            "cudnn_mismatch",
+            "tf-cudnn-loaded-vs-compiled",
+        ),
+        (
+            ">>> import torch\nLoaded runtime CuDNN library: 8.6.0 but source was compiled with:"
+            " 8.9.4.",
+            "multiple_cuda_conflict",
+            "tf-cudnn-loaded-by-torch-first",
+        ),
+    ],
+)
+def test_what_a_message_means_in_its_setting(text: str, cause: str, decided_by: str) -> None:
+    explanation = explain_text(text, KB)
+    assert (explanation.cause, explanation.decided_by) == (cause, decided_by)
+
+
+def test_the_fabric_manager_mismatch_reads_the_driver_version() -> None:
+    text = (
+        "fabric manager NVIDIA GPU driver interface version 590.48.01 don't match with driver"
+        " version 580.126.09."
+    )
+    facts = {(f.name, f.value) for f in explain_text(text, KB).facts}
+    assert ("driver_version", "580.126.09") in facts
+    assert ("driver_version", "590.48.01") not in facts
 
 
 def test_a_cudnn_major_required_is_not_the_one_installed() -> None:

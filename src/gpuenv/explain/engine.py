@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from gpuenv.diagnose.findings import Finding
@@ -27,6 +28,12 @@ from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.patterns import compiled, patterns
 
 _RAW = 300
+# messages whose cause is less sure than this are weak signs, which words that point clearly
+# (a posterior of CLEAR_WORDS) to another cause outweigh; both chosen on the tune halves
+# (docs/explain.md, "Words against a weak sign")
+WEAK_MESSAGE = 0.5
+CLEAR_WORDS = 0.8
+_BELOW_GUESS = 0.01  # the outweighed messages' causes stay below the guess
 
 
 def read_facts(text: Text, kb: KnowledgeBase) -> tuple[list[Fact], list[Hit], list[str]]:
@@ -56,11 +63,18 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
         values.setdefault(name, set()).add(value)
     counted = counting(hits, values, compiled(kb).rules)
     ranked = rank(counted, findings)
-    guessed = guess(text.lower, kb, MIN_CONFIDENCE) if not ranked else None
     decided = deciding(counted, ranked[0].cause) if ranked else None
+    guessed = _words_guess(text, ranked, kb)
+    outweighed: Candidate | None = None  # the weak sign's cause a guess outweighed
     if guessed is not None:
+        # the messages found (weak ones: _words_guess) stay as alternatives below the guess
+        below = max(guessed.confidence - _BELOW_GUESS, 0.0)
+        messages = [dataclasses.replace(c, confidence=min(c.confidence, below)) for c in ranked]
         ranked = [Candidate(guessed.cause, guessed.confidence, ())]
         ranked += [Candidate(cause, share, ()) for cause, share in guessed.runners_up]
+        named = {c.cause for c in ranked}
+        ranked += [c for c in messages if c.cause not in named and c.confidence > 0]
+        decided, outweighed = None, messages[0] if messages else None
     ranked = with_outcomes(ranked, evidence_of(decided), kb)
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
@@ -68,7 +82,7 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     return Explanation(
         cause=top.cause if top else None,
         confidence=top.confidence if top else 0.0,
-        summary=_summary(top, decided, findings, len(text.lines), guessed),
+        summary=_summary(top, decided, findings, len(text.lines), guessed, outweighed),
         alternatives=tuple(ranked[1:]),
         evidence=_evidence(counted, top),
         facts=tuple(all_facts),
@@ -82,6 +96,20 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
         words=guessed.words if guessed else (),
         decided_by=evidence_of(decided),
     )
+
+
+def _words_guess(text: Text, ranked: Sequence[Candidate], kb: KnowledgeBase) -> Guess | None:
+    """The guess from the words when no message was recognised, or when the messages found are
+    weak signs only (their cause below WEAK_MESSAGE) and the words point clearly (a posterior of
+    at least CLEAR_WORDS) to another cause; else None."""
+    if ranked and ranked[0].confidence >= WEAK_MESSAGE:
+        return None
+    guessed = guess(text.lower, kb, MIN_CONFIDENCE)
+    if guessed is None or not ranked:
+        return guessed
+    if guessed.cause == ranked[0].cause or guessed.share < CLEAR_WORDS:
+        return None
+    return guessed
 
 
 def _findings(snapshot: Snapshot, kb: KnowledgeBase) -> list[Finding]:
@@ -125,13 +153,20 @@ def _summary(
     findings: Sequence[Finding],
     lines: int,
     guessed: Guess | None,
+    outweighed: Candidate | None = None,
 ) -> str:
     if top is None:
         return f"No known failure message found in the text ({lines} line(s))."
     if guessed is not None:
+        words = f"the words of the text ({', '.join(guessed.words)})"
+        if outweighed is not None:
+            return (
+                f"{top.cause}: {words} are most like those of {top.cause} reports; they "
+                f"outweigh the only, weak, sign found, which alone would say {outweighed.cause}"
+            )
         return (
-            f"{top.cause}: no known failure message was found; the words of the text "
-            f"({', '.join(guessed.words)}) are most like those of {top.cause} reports"
+            f"{top.cause}: no known failure message was found; {words} are most like those "
+            f"of {top.cause} reports"
         )
     if hit is not None:
         return f"{top.cause}: {hit.title} (line {hit.line + 1})"

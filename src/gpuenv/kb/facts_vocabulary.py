@@ -55,6 +55,7 @@ FACTS: dict[str, str] = {
     "conda_cuda": "conda's __cuda virtual package (or CONDA_OVERRIDE_CUDA)",
     "nccl_version": "NCCL version",
     "rocm_arch": "AMD GPU architecture (gfx1031)",
+    "zluda": "the text names ZLUDA, which runs CUDA programs on AMD GPUs (true)",
     # Python and packages
     "python_version": "Python version (3.11.7)",
     "python_tag": "a wheel's Python tag (cp312)",
