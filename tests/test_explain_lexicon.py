@@ -118,7 +118,7 @@ def test_clear_words_outweigh_only_a_weak_message_of_another_cause() -> None:
     assert outweighs("out_of_memory", 0.45) == "missing_cuda_lib"
     assert outweighs("out_of_memory", WEAK_MESSAGE) is None  # not a weak sign
     assert outweighs("missing_cuda_lib", 0.45) is None  # the same cause: nothing to outweigh
-    assert outweighs("out_of_memory", 0.45, "cuda libcudart memory") is None  # words unclear
+    assert outweighs("nccl_issue", 0.45, "cuda libcudart memory") is None  # words unclear
 
 
 def test_a_guess_that_outweighs_a_weak_message_names_it() -> None:
@@ -126,11 +126,23 @@ def test_a_guess_that_outweighs_a_weak_message_names_it() -> None:
     # the package asked for are those of platform reports
     explanation = explain_text("ERROR: No matching distribution found for jax-cuda12-pjrt", KB)
     assert (explanation.cause, explanation.basis) == ("wrong_platform_wheel", "words")
-    assert "outweigh the only, weak, sign found" in explanation.summary
+    assert "outweigh the weak sign found" in explanation.summary
     assert "python_version_unsupported" in explanation.summary
     weak = [a for a in explanation.alternatives if a.cause == "python_version_unsupported"]
     assert weak and weak[0].confidence < explanation.confidence
     assert explanation.evidence[0].pattern == "pip-no-matching-distribution"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "OSError: [Errno 28] No space left on device",
+        "OSError: [Errno 16] Device or resource busy",
+        "KeyError: 'model.layers.0.weight' when loading the checkpoint",
+    ],
+)
+def test_an_error_of_no_gpu_stack_gets_no_guess(text: str) -> None:
+    assert explain_text(text, KB).cause is None
 
 
 def test_random_bytes_get_no_guess() -> None:

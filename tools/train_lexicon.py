@@ -73,7 +73,7 @@ ANCHORS = _words(
     " nvml gpu gpus driver drivers torch pytorch torchvision tensorflow tf jax jaxlib cupy"
     " onnxruntime xla triton rocm hip amd mps metal dll conda mamba micromamba pixi pip uv"
     " wheel whl docker container jetson jetpack l4t tegra xformers flash_attn mmcv apex"
-    " bitsandbytes tensorrt nvinfer nvcc ptx kernel device devices dynamo wsl"
+    " bitsandbytes tensorrt nvinfer nvcc ptx kernel"
 )
 ANCHOR_PREFIXES = _words(
     "libcu cuda cudnn cublas cufft curand cusparse cusolver nvrtc nvjitlink libnv nccl nvidia"

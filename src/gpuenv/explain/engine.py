@@ -65,16 +65,18 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     ranked = rank(counted, findings)
     decided = deciding(counted, ranked[0].cause) if ranked else None
     guessed = _words_guess(text, ranked, kb)
-    outweighed: Candidate | None = None  # the weak sign's cause a guess outweighed
+    outweighed: tuple[str, ...] = ()  # the weak signs' causes a guess outweighed
     if guessed is not None:
         # the messages found (weak ones: _words_guess) stay as alternatives below the guess
         below = max(guessed.confidence - _BELOW_GUESS, 0.0)
-        messages = [dataclasses.replace(c, confidence=min(c.confidence, below)) for c in ranked]
+        messages = [
+            dataclasses.replace(c, confidence=round(min(c.confidence, below), 3)) for c in ranked
+        ]
         ranked = [Candidate(guessed.cause, guessed.confidence, ())]
         ranked += [Candidate(cause, share, ()) for cause, share in guessed.runners_up]
         named = {c.cause for c in ranked}
         ranked += [c for c in messages if c.cause not in named and c.confidence > 0]
-        decided, outweighed = None, messages[0] if messages else None
+        decided, outweighed = None, tuple(c.cause for c in messages)
     ranked = with_outcomes(ranked, evidence_of(decided), kb)
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
@@ -153,16 +155,17 @@ def _summary(
     findings: Sequence[Finding],
     lines: int,
     guessed: Guess | None,
-    outweighed: Candidate | None = None,
+    outweighed: Sequence[str] = (),
 ) -> str:
     if top is None:
         return f"No known failure message found in the text ({lines} line(s))."
     if guessed is not None:
         words = f"the words of the text ({', '.join(guessed.words)})"
-        if outweighed is not None:
+        if outweighed:
+            signs = "the weak sign found" if len(outweighed) == 1 else "the weak signs found"
             return (
                 f"{top.cause}: {words} are most like those of {top.cause} reports; they "
-                f"outweigh the only, weak, sign found, which alone would say {outweighed.cause}"
+                f"outweigh {signs}, which alone would say {' or '.join(outweighed)}"
             )
         return (
             f"{top.cause}: no known failure message was found; {words} are most like those "
