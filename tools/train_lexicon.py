@@ -39,7 +39,7 @@ from gpuenv.explain.lexicon import words_of  # noqa: E402
 from gpuenv.explain.outcomes import MIN_REPORTS  # noqa: E402
 from gpuenv.kb import load_kb  # noqa: E402
 from gpuenv.kb.model import DATA_DIR, KnowledgeBase  # noqa: E402
-from gpuenv.kb.patterns import compiled, patterns  # noqa: E402
+from gpuenv.kb.patterns import compiled  # noqa: E402
 from gpuenv.kb.toml_writer import toml_document  # noqa: E402
 
 # the measured corpora: each one's tune half trains, its check half measures
@@ -209,9 +209,9 @@ def document(cases: Sequence[dict[str, Any]], tallied: Sequence[dict[str, Any]])
 def disagreeing(tallied: Sequence[dict[str, Any]]) -> list[str]:
     """The patterns and rules whose own cause is less than half of the training cases they
     decided: each a line naming the evidence, its cause and the tally (a family to study)."""
-    kb = load_kb()
-    declared = {p.id: p.cause for p in patterns(kb)}
-    declared |= {r.id: r.cause for rules in compiled(kb).rules.values() for r in rules}
+    known = compiled(load_kb())
+    declared = {p.id: p.cause for p in known.patterns}
+    declared |= {rule_id: rule.cause for rule_id, rule in known.rule_by_id.items()}
     out = []
     for row in tallied:
         cause = declared.get(row["evidence"])
