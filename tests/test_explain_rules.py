@@ -413,6 +413,154 @@ def test_a_package_without_a_wheel_for_the_platform(setting: str, asked: str, ju
         assert explanation.cause == "wrong_platform_wheel"
 
 
+@pytest.mark.parametrize(
+    ("setting", "asked", "judged"),
+    [
+        ("", "triton==2.0.0", True),  # triton: Linux files only
+        ("", "onnxruntime-gpu", True),  # Linux and Windows, no macOS
+        ("", "onnxruntime-directml>=1.20.1", True),  # Windows only
+        ("", "nvidia-cublas-cu12==12.4.5.8", True),  # no macOS
+        ("", "torch", False),  # every OS has torch files
+        ("", "some-unknown-package", False),  # wheels.toml does not list it
+        ("Python 3.8.17", "onnxruntime-gpu", False),  # the text says the Python: not this rule
+        ("Windows 11", "onnxruntime-gpu", False),  # the platform is said: judged exactly
+        ("Ubuntu 22.04", "triton==3.0.0", False),  # a Linux named, and triton has Linux files
+        ("Ubuntu 22.04", "onnxruntime-directml", True),  # ... but DirectML has none
+    ],
+)
+def test_a_package_published_for_few_platforms(setting: str, asked: str, judged: bool) -> None:
+    """With neither the platform nor the Python said, pip finding no file of a package that has
+    wheels for some OSes only points to the platform."""
+    message = (
+        f"ERROR: Could not find a version that satisfies the requirement {asked} "
+        f"(from versions: none)\nERROR: No matching distribution found for {asked}"
+    )
+    explanation = explain_text(f"{setting}\n{message}", KB)
+    rule = "package-published-for-few-platforms"
+    assert any(e.rule == rule for e in explanation.evidence) is judged
+    assert (explanation.cause == "wrong_platform_wheel") is judged
+    if judged:
+        name = re.split(r"[=<>]", asked)[0]
+        assert explanation.fix is not None
+        assert explanation.fix.summary.startswith(f"{name} has wheels for ")
+        assert "macos" not in explanation.fix.summary.split(" only ")[0]
+
+
+def test_pip_listing_versions_means_the_platform_is_served() -> None:
+    """Versions found: some release has a file for this machine, so the few platforms do not
+    decide; a pin older than every version listed is a Python too new (pip's '(from pkg)'
+    between the requirement and the list is read past)."""
+    explanation = explain_text(
+        "ERROR: Could not find a version that satisfies the requirement onnxruntime-gpu==1.15.1 "
+        "(from vision-counter) (from versions: 1.17.0, 1.17.1, 1.18.0)\n"
+        "ERROR: No matching distribution found for onnxruntime-gpu==1.15.1",
+        KB,
+    )
+    assert ("versions_offered", "1.17.0, 1.17.1, 1.18.0") in {
+        (f.name, f.value) for f in explanation.facts
+    }
+    assert explanation.cause == "python_version_unsupported"
+    assert all(e.rule != "package-published-for-few-platforms" for e in explanation.evidence)
+
+
+def test_placeholder_versions_do_not_make_a_platform_served() -> None:
+    """NVIDIA's 0.0.1 placeholders are all pip finds on a Mac: no release with files."""
+    explanation = explain_text(
+        "ERROR: Could not find a version that satisfies the requirement "
+        "nvidia-cublas-cu11==11.10.3.66 (from versions: 0.0.1.dev5, 0.0.1)\n"
+        "ERROR: No matching distribution found for nvidia-cublas-cu11==11.10.3.66",
+        KB,
+    )
+    assert explanation.cause == "wrong_platform_wheel"
+    assert any(e.rule == "package-published-for-few-platforms" for e in explanation.evidence)
+
+
+def test_a_platform_without_the_build_outweighs_the_versions_listed() -> None:
+    """jaxlib's CUDA builds never existed for Windows: the newer CPU releases pip lists do not
+    make it a Python too new."""
+    explanation = explain_text(
+        "Windows; pip install jax[cuda11_cudnn82]==0.4.7 -f <jax releases page>\n"
+        "ERROR: Could not find a version that satisfies the requirement "
+        "jaxlib==0.4.7+cuda11.cudnn82 (from jax[cuda11-cudnn82]) (from versions: 0.4.13, 0.4.14)",
+        KB,
+    )
+    assert explanation.cause == "wrong_platform_wheel"
+    assert not any(a.cause == "python_version_unsupported" for a in explanation.alternatives)
+
+
+@pytest.mark.parametrize(
+    ("page", "asked", "judged"),
+    [
+        ("torch_stable.html", "torch==1.7.0+cpu", True),  # lists every build
+        ("cu113/torch_stable.html", "torch==1.10.0+cu113", True),  # the builds of cu113
+        ("cu113/torch_stable.html", "torch==1.10.0+cu111", False),  # not on that page
+        ("lts/1.8/torch_lts.html", "torch==1.8.2+cu102", True),
+        ("torch_stable.html", "torch==1.7.0", False),  # no local build asked
+    ],
+)
+def test_a_local_build_on_the_page_pip_read(page: str, asked: str, judged: bool) -> None:
+    """pip read PyTorch's page that lists the build and still found no file of it: this
+    Python has none (not an index without the build, which is what the message alone says)."""
+    text = (
+        f"Looking in links: https://download.pytorch.org/whl/{page}\n"
+        f"ERROR: Could not find a version that satisfies the requirement {asked} "
+        "(from versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)\n"
+        f"ERROR: No matching distribution found for {asked}"
+    )
+    explanation = explain_text(text, KB)
+    rule = "local-build-listed-but-not-for-this-python"
+    assert any(e.rule == rule for e in explanation.evidence) is judged
+    if judged:
+        assert explanation.cause == "python_version_unsupported"
+    elif "+" in asked:
+        assert explanation.cause == "solver_conflict"  # the page lacks the build
+
+
+def test_a_32_bit_python_outranks_the_listed_build() -> None:
+    explanation = explain_text(
+        "C:\\Python\\Python37-32\\Scripts>pip install torch==1.5.1+cpu "
+        "-f https://download.pytorch.org/whl/torch_stable.html\n"
+        "Looking in links: https://download.pytorch.org/whl/torch_stable.html\n"
+        "ERROR: Could not find a version that satisfies the requirement torch==1.5.1+cpu "
+        "(from versions: 0.1.2, 0.1.2.post1, 0.1.2.post2)",
+        KB,
+    )
+    assert explanation.cause == "wrong_platform_wheel"
+
+
+@pytest.mark.parametrize(
+    ("setting", "loaded", "compiled", "judged"),
+    [
+        ("cuDNN 7.6.5, 7.6.0 and 7.5.1 are all installed", "7.5.1", "7.6.0", True),
+        ("cuDNN 7.6.5 installed under /opt/cuda", "7.3", "7.6", True),  # Paddle's two parts
+        ("cuDNN 8.6 on a system with cuDNN 8.5", "8.5.0", "8.6.0", False),  # the build's own
+        ("base image nvidia/cuda:11.1-cudnn8-devel", "8.0.5", "8.1.0", False),  # a major only
+        ("cudnn-7.0-linux-x64-v4.0", "4007", "5103", False),  # 7.0 is another major
+        ("cuDNN 7.1.3 installed", "7103", "7005", False),  # loaded newer than built
+        ("", "7.5.1", "7.6.0", False),
+    ],
+)
+def test_an_older_cudnn_loaded_though_a_newer_one_is_installed(
+    setting: str, loaded: str, compiled: str, judged: bool
+) -> None:
+    """A newer cuDNN of the build's major said to be installed, an older one loaded: two copies
+    (multiple_cuda_conflict); otherwise the cuDNN is too old (cudnn_mismatch)."""
+    explanation = explain_text(
+        f"{setting}\nE tensorflow/stream_executor/cuda/cuda_dnn.cc:319] Loaded runtime CuDNN "
+        f"library: {loaded} but source was compiled with: {compiled}.  CuDNN library major and "
+        "minor version needs to match or have higher minor version in case of CuDNN 7.0 or later "
+        "version.",
+        KB,
+    )
+    rule = "older-cudnn-loaded-though-newer-installed"
+    assert any(e.rule == rule for e in explanation.evidence) is judged
+    assert explanation.cause == ("multiple_cuda_conflict" if judged else "cudnn_mismatch")
+    facts = {(f.name, f.value) for f in explanation.facts}
+    assert ("cudnn_compiled", compiled) in facts  # not "7.6.0." with the sentence's stop
+    if "7.0" not in setting:
+        assert ("cudnn_version", "7.0") not in facts  # "CuDNN 7.0 or later" names no install
+
+
 def test_the_platform_fix_names_the_platforms_the_index_has() -> None:
     explanation = explain_text(
         "PS C:\\Github\\LatentSync> miniconda3/python.exe --version\n"

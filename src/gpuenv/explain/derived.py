@@ -1,9 +1,11 @@
 """Facts judged from other facts and the knowledge base, for the rules of patterns.toml to
-look at: whether the release a text asks for has a wheel for the reporter's Python, whether the
-cuDNN a program could not load is of another major version than the one installed, whether the
-ONNX Runtime release named is built for another cuDNN major than the one installed, whether the
-user-space driver and the kernel module are of different versions, whether every release pip
-found is newer than the version pinned."""
+look at: whether the release a text asks for has a wheel for the reporter's Python and platform
+(or its package has wheels for some OSes only), whether the cuDNN a program could not load is of
+another major version than the one installed, whether an older cuDNN was loaded though a newer
+one is installed, whether the ONNX Runtime release named is built for another cuDNN major than
+the one installed, whether the user-space driver and the kernel module are of different
+versions, whether every release pip found is newer than the version pinned, whether the page of
+PyTorch's builds pip read lists the local build asked for."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from gpuenv.explain.model import Fact
-from gpuenv.explain.served import platform_unserved, python_unserved
+from gpuenv.explain.served import asked, platform_unserved, platforms_few, python_unserved
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.query._frameworks_util import parsed_version
@@ -25,6 +27,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["python_unserved"] = "true"
     if platform_unserved(facts, snapshot, kb):
         out["platform_unserved"] = "true"
+    if platforms_few(facts, snapshot, kb):
+        out["platforms_few"] = "true"
     if cudnn_other_major(facts):
         out["cudnn_other_major"] = "true"
     if ort_cudnn_other_major(facts, kb):
@@ -33,7 +37,25 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["driver_versions_differ"] = "true"
     if pin_older_than_offered(facts):
         out["pin_older_than_offered"] = "true"
+    if cudnn_shadowed(facts):
+        out["cudnn_shadowed"] = "true"
+    if local_build_listed(facts):
+        out["local_build_listed"] = "true"
     return out
+
+
+def local_build_listed(facts: Sequence[Fact]) -> bool:
+    """The text asks for a local build (+cpu, +cu113) and pip read a page of PyTorch's builds
+    that lists it: the page of every build (torch_stable.html, an LTS page) or the page of the
+    builds of that label (cu113/torch_stable.html)."""
+    _, _, label = asked(facts)
+    if not label:
+        return False
+    for page in (f.value for f in facts if f.name == "torch_links"):
+        folder = page.rpartition("/")[0]
+        if not folder or folder.startswith("lts/") or folder.split("/")[-1] == label:
+            return True
+    return False
 
 
 def pin_older_than_offered(facts: Sequence[Fact]) -> bool:
@@ -108,6 +130,36 @@ def ort_cudnn_other_major(facts: Sequence[Fact], kb: KnowledgeBase) -> bool:
         return False
     wanted = {str(row["cudnn"]).split(".")[0] for row in builds}
     return not wanted & installed
+
+
+def cudnn_shadowed(facts: Sequence[Fact]) -> bool:
+    """The cuDNN loaded is older than the one the build was compiled with, and the text names a
+    newer cuDNN of the same major than that one (7.6.5 for a build of 7.6.0: installed, since
+    a build names only its own version): another, older copy is found first. TF 1.x writes
+    versions as 7103 (7.1.3)."""
+
+    def versions(name: str) -> set[tuple[int, ...]]:
+        return {v for f in facts if f.name == name and (v := _cudnn_tuple(f.value))}
+
+    loaded, compiled = versions("cudnn_loaded"), versions("cudnn_compiled")
+    if len(loaded) != 1 or len(compiled) != 1:
+        return False
+    built, found = _padded(compiled.pop()), _padded(loaded.pop())
+    return found < built and any(
+        len(v) >= 2 and v[0] == built[0] and _padded(v) > built for v in versions("cudnn_version")
+    )
+
+
+def _padded(version: tuple[int, ...]) -> tuple[int, ...]:
+    return (*version, 0, 0, 0)[:3]
+
+
+def _cudnn_tuple(text: str) -> tuple[int, ...] | None:
+    """7.6.5 -> (7, 6, 5); TF 1.x's 7103 -> (7, 1, 3); None when it is no version."""
+    if re.fullmatch(r"\d{4}", text):
+        return (int(text[0]), int(text[1:3]), int(text[3]))
+    found = re.fullmatch(r"(\d+(?:\.\d+)*)\.?", text)
+    return tuple(int(part) for part in found.group(1).split(".")) if found else None
 
 
 def _cudnn_majors(facts: Sequence[Fact]) -> set[str]:

@@ -17,6 +17,7 @@ from gpuenv.explain.served import (
     cuda_build_unpublished,
     platform_of,
     platform_unserved,
+    platforms_few,
     platforms_of,
     python_of,
     release_key,
@@ -296,7 +297,10 @@ def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> 
 
 def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
     """The platforms the index has files of the package (or the release) for, against the
-    reporter's, when wheels.toml lists them and none is the reporter's."""
+    reporter's, when wheels.toml lists them and none is the reporter's (or the text does not say
+    the platform and the package is published for some OSes only)."""
+    if platforms_few(facts, snapshot, kb):
+        return _few_platforms_fix(facts, kb)
     if not platform_unserved(facts, snapshot, kb):
         return None
     name, version, label = asked(facts)
@@ -319,6 +323,18 @@ def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     return Fix(
         f"{lead}; this machine is {mine}: install it on a platform it is published for "
         "(Linux, or WSL2 on Windows).",
+        (),
+        "pip",
+    )
+
+
+def _few_platforms_fix(facts: Sequence[Fact], kb: KnowledgeBase) -> Fix:
+    name, _, _ = asked(facts)
+    published = sorted({p for r in releases_asked(kb, name, None) for p in r.get("platforms", [])})
+    return Fix(
+        f"{name} has wheels for {' and '.join(published)} only (every release the index lists): "
+        "unless this machine is one of them, install it on one (WSL2 on Windows for a Linux "
+        "package) or use a build for this platform from the project itself.",
         (),
         "pip",
     )

@@ -28,6 +28,7 @@ _CUDA_LABEL = re.compile(r"cu(?:da)?\d")
 # the packages whose CUDA builds were published for Linux only (jaxlib's +cuda wheels lived
 # on Google's find-links page, never for Windows or macOS)
 _LINUX_ONLY_CUDA = ("jaxlib",)
+_OS_FAMILIES = ("linux", "windows", "macos")  # as wheels.toml's platforms begin
 
 
 def value(facts: Sequence[Fact], name: str) -> str | None:
@@ -74,6 +75,29 @@ def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBa
         for r in releases
         for platform in platforms
     )
+
+
+def platforms_few(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Whether the text says neither the reporter's platform nor its Python, and the package it
+    asks for publishes wheels for some OSes only (no release wheels.toml lists has a file for
+    Windows, or none for macOS): pip finding no file of such a package is most often a platform
+    it does not serve. False when the package's wheels are not known, when pip listed a release
+    wheels.toml knows among those it found (one serves this platform; placeholders such as
+    NVIDIA's 0.0.1 do not count), and when the text names a Linux distribution and the package
+    has Linux files."""
+    name, _, _ = asked(facts)
+    if platforms_of(snapshot) or python_of(facts, snapshot) or not name:
+        return False
+    releases = releases_asked(kb, name, None)
+    offered = {v.strip() for v in (value(facts, "versions_offered") or "").split(",")}
+    if offered & {r["version"] for r in releases}:
+        return False  # pip found a release with files: one serves this platform
+    published = {p for r in releases for p in r.get("platforms", [])}
+    if not published or "any" in published:
+        return False
+    if value(facts, "linux_named") and any(p.startswith("linux") for p in published):
+        return False  # a Linux is named, and the package has Linux files
+    return not all(any(p.startswith(os) for p in published) for os in _OS_FAMILIES)
 
 
 def releases_judged(kb: KnowledgeBase, name: str, version: str | None) -> list[Row]:

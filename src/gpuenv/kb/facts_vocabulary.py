@@ -65,6 +65,21 @@ FACTS: dict[str, str] = {
     "package": "a package a command asked for",
     "package_version": "the version asked for",
     "rocm_index": "the install command uses PyTorch's ROCm wheel index (true)",
+    "torch_links": (
+        "the page of PyTorch's local builds pip read (torch_stable.html, cu113/torch_stable.html)"
+    ),
+    "linux_named": (
+        "the text names a Linux distribution (true): the OS of the machine, or of an image or a "
+        "page it mentions, so it does not set the OS"
+    ),
+    "cudnn_shadowed": (
+        "an older cuDNN was loaded than the build needs while the text says one at least as "
+        "new is installed (true), judged from the versions"
+    ),
+    "local_build_listed": (
+        "the +cpu/+cuXXX build asked for is one the page of PyTorch's builds pip read lists "
+        "(true), judged from the page's name"
+    ),
     "package_gpu_build": "the package asked for is a CUDA/GPU build by its name (true), derived",
     "cuda_compat": "the text names CUDA's forward-compatibility libcuda (cuda-compat) (true)",
     "torch_in_process": "the text says torch is imported in the same process (true)",
@@ -80,6 +95,10 @@ FACTS: dict[str, str] = {
     "platform_unserved": (
         "the package asked for has no wheel for the reporter's OS and architecture (true), "
         "judged from wheels.toml"
+    ),
+    "platforms_few": (
+        "the text does not say the reporter's platform and the package asked for has wheels "
+        "for some OSes only (true), judged from wheels.toml"
     ),
     "extension": "a compiled extension module that failed (flash_attn_2_cuda)",
     # frameworks

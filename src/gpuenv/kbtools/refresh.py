@@ -79,6 +79,12 @@ PACKAGES: tuple[PackageSpec, ...] = (
     PackageSpec("onnxruntime-gpu", ">=1.17", "cuda", ("cuda", "cudnn")),
     PackageSpec("onnxruntime", ">=1.17", "none"),
     PackageSpec("triton", ">=2.0", "none"),
+    PackageSpec("onnxruntime-directml", ">=1.17", "none"),
+    # NVIDIA's library wheels: which platforms they exist for (explain: none for macOS)
+    PackageSpec("nvidia-cublas-cu11", "", "none"),
+    PackageSpec("nvidia-cublas-cu12", "", "none"),
+    PackageSpec("nvidia-cudnn-cu11", "", "none"),
+    PackageSpec("nvidia-cudnn-cu12", "", "none"),
     PackageSpec("tensorflow", ">=2.12", "cuda", ("and-cuda",)),
 )
 
