@@ -16,7 +16,7 @@ from gpuenv.explain.model import Fact
 from gpuenv.explain.served import asked, platform_unserved, platforms_few, python_unserved
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
-from gpuenv.kb.query._frameworks_util import parsed_version
+from gpuenv.kb.query._frameworks_util import parsed_version, release_tuple
 
 _CUDNN_SONAME = re.compile(r"(?:libcudnn\w*\.so\.|cudnn\w*?64_)(\d+)", re.IGNORECASE)
 
@@ -158,8 +158,7 @@ def _cudnn_tuple(text: str) -> tuple[int, ...] | None:
     """7.6.5 -> (7, 6, 5); TF 1.x's 7103 -> (7, 1, 3); None when it is no version."""
     if re.fullmatch(r"\d{4}", text):
         return (int(text[0]), int(text[1:3]), int(text[3]))
-    found = re.fullmatch(r"(\d+(?:\.\d+)*)\.?", text)
-    return tuple(int(part) for part in found.group(1).split(".")) if found else None
+    return release_tuple(text)
 
 
 def _cudnn_majors(facts: Sequence[Fact]) -> set[str]:

@@ -19,6 +19,7 @@ from gpuenv.explain.served import (
     platform_unserved,
     platforms_few,
     platforms_of,
+    published_platforms,
     python_of,
     release_key,
     releases_asked,
@@ -308,7 +309,7 @@ def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     mine = " or ".join(platforms)
     named = releases_asked(kb, name, version) if version else []
     releases = named or releases_asked(kb, name, None)  # as platform_unserved judged them
-    published = " and ".join(sorted({p for r in releases for p in r.get("platforms", [])}))
+    published = " and ".join(sorted(published_platforms(releases)))
     if cuda_build_unpublished(name, label, platforms):
         lead = f"{name} {version}+{label} is a CUDA build: those are published for Linux only"
     elif named:
@@ -330,9 +331,9 @@ def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
 
 def _few_platforms_fix(facts: Sequence[Fact], kb: KnowledgeBase) -> Fix:
     name, _, _ = asked(facts)
-    published = sorted({p for r in releases_asked(kb, name, None) for p in r.get("platforms", [])})
+    published = " and ".join(sorted(published_platforms(releases_asked(kb, name, None))))
     return Fix(
-        f"{name} has wheels for {' and '.join(published)} only (every release the index lists): "
+        f"{name} has wheels for {published} only (every release the index lists): "
         "unless this machine is one of them, install it on one (WSL2 on Windows for a Linux "
         "package) or use a build for this platform from the project itself.",
         (),

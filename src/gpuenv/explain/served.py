@@ -70,11 +70,8 @@ def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBa
     releases = releases_judged(kb, name, version)
     if not releases:
         return False
-    return not any(
-        platform in r.get("platforms", []) or "any" in r.get("platforms", [])
-        for r in releases
-        for platform in platforms
-    )
+    published = published_platforms(releases)
+    return "any" not in published and not published & set(platforms)
 
 
 def platforms_few(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
@@ -92,12 +89,17 @@ def platforms_few(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     offered = {v.strip() for v in (value(facts, "versions_offered") or "").split(",")}
     if offered & {r["version"] for r in releases}:
         return False  # pip found a release with files: one serves this platform
-    published = {p for r in releases for p in r.get("platforms", [])}
+    published = published_platforms(releases)
     if not published or "any" in published:
         return False
     if value(facts, "linux_named") and any(p.startswith("linux") for p in published):
         return False  # a Linux is named, and the package has Linux files
     return not all(any(p.startswith(os) for p in published) for os in _OS_FAMILIES)
+
+
+def published_platforms(releases: Sequence[Row]) -> set[str]:
+    """The platforms any of the releases (wheels.toml rows) has files for."""
+    return {p for r in releases for p in r.get("platforms", [])}
 
 
 def releases_judged(kb: KnowledgeBase, name: str, version: str | None) -> list[Row]:
