@@ -37,9 +37,10 @@ FRESH_FILE = CORPUS / "error-cases.fresh.jsonl"
 # A second blind held-out set, collected before the 2026-11-24 pattern work; nothing is tuned on it.
 FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # Later blind held-out sets, each collected in parallel with a round of pattern work and without
-# sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 and fresh11
-# with its ninth, fresh12 with its tenth, fresh13 with its eleventh); measured blind, then their
-# tune halves studied or trained on; their check halves are never tuned or trained on.
+# sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 and
+# fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
+# thirteenth); measured blind, then their tune halves studied or trained on; their check halves
+# are never tuned or trained on.
 LATER_SETS = {
     "fresh3": CORPUS / "error-cases.fresh3.jsonl",
     "fresh4": CORPUS / "error-cases.fresh4.jsonl",
@@ -52,6 +53,7 @@ LATER_SETS = {
     "fresh11": CORPUS / "error-cases.fresh11.jsonl",
     "fresh12": CORPUS / "error-cases.fresh12.jsonl",
     "fresh13": CORPUS / "error-cases.fresh13.jsonl",
+    "fresh14": CORPUS / "error-cases.fresh14.jsonl",
 }
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -94,7 +96,7 @@ MIN_FRESH2_PER_CAUSE = 4
 MIN_FRESH2_OTHER = 3
 FRESH2_RETRIEVED = "2026-11-24"
 MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; the others hold 120
-# fresh13's collectors found few unused settled threads left: 102 cases
+# fresh13's and fresh14's collectors found few unused settled threads left: 102 cases each
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -107,8 +109,9 @@ LATER_SHORT_CAUSES = {
         "driver_too_old": 4,
         "nccl_issue": 4,
     },
+    "fresh14": {"driver_module_mismatch": 1},
 }
-LATER_SHORT_SIZE = {"fresh13": 102}
+LATER_SHORT_SIZE = {"fresh13": 102, "fresh14": 102}
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"
 MIN_TRAIN_PER_CAUSE = 1

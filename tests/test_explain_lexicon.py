@@ -18,8 +18,8 @@ from tools import train_lexicon
 
 from gpuenv.cli import main
 from gpuenv.explain import explain_text
-from gpuenv.explain.engine import WEAK_MESSAGE, _words_guess
-from gpuenv.explain.lexicon import HEAD, TAIL, guess
+from gpuenv.explain.engine import WEAK_MESSAGE, words_guess
+from gpuenv.explain.lexicon import HEAD, TAIL, guess, words_of
 from gpuenv.explain.model import Candidate
 from gpuenv.explain.text import prepare
 from gpuenv.kb import default_kb
@@ -70,6 +70,43 @@ def test_the_odds_are_naive_bayes_over_the_words_held() -> None:
     assert got.words[0] == "libcudart"  # the word that pointed there most comes first
 
 
+def test_a_text_holds_its_words_and_the_pairs_of_words_next_to_each_other() -> None:
+    assert words_of("torch not compiled with cuda", ["not", "with"]) == {
+        "torch",
+        "compiled",
+        "cuda",
+        "torch not",
+        "not compiled",
+        "compiled with",
+        "with cuda",
+    }  # the stop words are not words, but a pair holding one is
+    assert words_of("this is cuda", ["this", "is"]) == {"cuda", "is cuda"}  # "this is": no pair
+
+
+def test_a_pair_of_words_can_settle_what_its_words_leave_open() -> None:
+    """ "no kernel" says what "no" and "kernel" do not: arch texts hold the pair, driver texts
+    the words apart."""
+    causes = [
+        {
+            "cause": "gpu_arch_unsupported",
+            "texts": 4,
+            "words": {"cuda": 4, "kernel": 2, "no kernel": 2},
+        },
+        {"cause": "no_driver", "texts": 4, "words": {"cuda": 4, "kernel": 4}},
+    ]
+    kb = _kb({**TINY_META, "stop_words": ["no"]}, causes)
+    paired = guess("cuda: no kernel image", kb)
+    apart = guess("cuda: kernel, no image", kb)
+    assert paired is not None and paired.cause == "gpu_arch_unsupported"
+    assert "no kernel" in paired.words
+    assert apart is not None and apart.cause == "no_driver"
+
+
+def test_pairs_do_not_count_towards_the_words_a_guess_needs() -> None:
+    causes = [{"cause": "out_of_memory", "texts": 2, "words": {"cuda": 2, "cuda memory": 2}}]
+    assert guess("cuda memory", _kb(TINY_META, causes)) is None  # one word and one pair
+
+
 def test_silent_without_enough_words_or_without_a_word_of_the_gpu_stack() -> None:
     kb = _kb(TINY_META, TINY)
     assert guess("libcudart", kb) is None  # one word of the lexicon, two needed
@@ -112,7 +149,7 @@ def test_clear_words_outweigh_only_a_weak_message_of_another_cause() -> None:
 
     def outweighs(cause: str, confidence: float, words: str = "") -> str | None:
         ranked = [Candidate(cause, confidence, ())]
-        got = _words_guess(prepare(words) if words else text, ranked, kb)
+        got = words_guess(prepare(words) if words else text, ranked, kb)
         return got.cause if got else None
 
     assert outweighs("out_of_memory", 0.45) == "missing_cuda_lib"
@@ -265,7 +302,7 @@ def test_the_lexicon_is_what_a_fresh_training_gives() -> None:
         pytest.skip("the development split is not beside the project")
     written = (ROOT / "src" / "gpuenv" / "kb" / "data" / "lexicon.toml").read_text("utf-8")
     cases = train_lexicon.training_cases()
-    fresh = train_lexicon.document(cases, train_lexicon.outcomes(cases))
+    fresh = train_lexicon.document(cases, train_lexicon.outcomes(cases, KB))
     assert written == fresh, "run `python tools/train_lexicon.py && python tools/compile_kb.py`"
 
 
@@ -278,7 +315,7 @@ def test_the_training_names_the_evidence_its_cases_mostly_label_otherwise() -> N
         {**cuda_oom, "causes": {"other": 2, "out_of_memory": 2}},
         {"evidence": "no-such-pattern", "cases": 3, "causes": {"other": 3}},
     ]
-    assert train_lexicon.disagreeing(rows_in) == [
+    assert train_lexicon.disagreeing(rows_in, KB) == [
         "torch-cuda-out-of-memory (out_of_memory): {'other': 3, 'out_of_memory': 1}"
     ]
 

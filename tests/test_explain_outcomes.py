@@ -167,7 +167,7 @@ def test_the_tally_counts_each_case_once_per_deciding_message() -> None:
         {"error_text": text, "context": "", "cause": "missing_cuda_lib"},
         {"error_text": "CUDA out of memory. Tried to allocate 2 MiB", "cause": "out_of_memory"},
     ]
-    rows = train_lexicon.outcomes(cases)
+    rows = train_lexicon.outcomes(cases, KB)
     decided = explain_text(text, KB).decided_by
     assert [(r["evidence"], r["cases"], r["causes"]) for r in rows] == [
         (decided, 2, {"cudnn_mismatch": 1, "missing_cuda_lib": 1})

@@ -177,6 +177,34 @@ def test_facts_derived_from_prose() -> None:
 
 
 @pytest.mark.parametrize(
+    ("setting", "package", "decides"),
+    [
+        ("Arch Linux, pip 20.3", "tensorflow", True),  # Linux x86-64 wheels: the Python
+        ("Ubuntu 22.04", "jax-cuda12-plugin", True),
+        ("Fedora 35 (x86_64)", "torch", True),
+        ("", "tensorflow", False),  # no Linux named
+        ("Ubuntu 22.04 on a Jetson Orin", "tensorflow", False),  # an aarch64 machine
+        ("Ubuntu 22.04 (aarch64)", "tensorflow", False),
+        ("Ubuntu 22.04 in WSL on Windows 11", "tensorflow", True),  # pip runs on Linux
+        ("macOS 14; the guide says Ubuntu 22.04", "tensorflow", False),  # another OS
+        ("Ubuntu 22.04", "torch==1.9.1+cu111", False),  # a local build: not on the index
+        ("Ubuntu 22.04", "no-such-package-known", False),  # its wheels are not known
+    ],
+)
+def test_no_file_on_a_named_linux_the_package_serves_is_the_python(
+    setting: str, package: str, decides: bool
+) -> None:
+    """Rule: pip finding no file of a package that has Linux x86-64 wheels, on a Linux
+    distribution the text names (and no other OS or architecture), is the Python."""
+    text = f"{setting}\nERROR: No matching distribution found for {package}"
+    got = explain_text(text, KB)
+    rule = "no-file-on-a-linux-the-package-serves"
+    assert (got.decided_by == rule) is decides, (got.cause, got.decided_by)
+    if decides:
+        assert got.cause == "python_version_unsupported"
+
+
+@pytest.mark.parametrize(
     ("setting", "judged"),
     [
         ("onnxruntime-win-x64-cuda12-1.17.1, cuDNN 9 installed", True),  # CUDA 12 build: cuDNN 8

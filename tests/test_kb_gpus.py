@@ -519,23 +519,13 @@ def test_hostile_input_gives_none(kb: KnowledgeBase, text: str) -> None:
 
 
 @given(st.text(max_size=300))
-def test_lookups_never_raise(text: str) -> None:
+def test_lookups_never_raise(kb: KnowledgeBase, text: str) -> None:
     """Rule: any text gives a row, a resolution or None, never an exception."""
-    kb = _shared_kb()
     row = gpu_by_name(kb, text)
     assert row is None or row in all_gpus(kb)
     gpu_by_pci_id(kb, text)
     resolved = resolve_gpu(kb, text)
     assert resolved is None or 1 <= resolved.cc.major <= 20
-
-
-_KB: list[KnowledgeBase] = []
-
-
-def _shared_kb() -> KnowledgeBase:
-    if not _KB:
-        _KB.append(load_kb(GPUS_TOML.parent, strict=False))
-    return _KB[0]
 
 
 def test_normalise_gpu_name() -> None:

@@ -64,10 +64,10 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     counted = counting(hits, values, compiled(kb).rules)
     ranked = rank(counted, findings)
     decided = deciding(counted, ranked[0].cause) if ranked else None
-    guessed = _words_guess(text, ranked, kb)
+    guessed = words_guess(text, ranked, kb)
     outweighed: tuple[str, ...] = ()  # the weak signs' causes a guess outweighed
     if guessed is not None:
-        # the messages found (weak ones: _words_guess) stay as alternatives below the guess
+        # the messages found (weak ones: words_guess) stay as alternatives below the guess
         below = max(guessed.confidence - _BELOW_GUESS, 0.0)
         messages = [
             dataclasses.replace(c, confidence=round(min(c.confidence, below), 3)) for c in ranked
@@ -100,7 +100,7 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     )
 
 
-def _words_guess(text: Text, ranked: Sequence[Candidate], kb: KnowledgeBase) -> Guess | None:
+def words_guess(text: Text, ranked: Sequence[Candidate], kb: KnowledgeBase) -> Guess | None:
     """The guess from the words when no message was recognised, or when the messages found are
     weak signs only (their cause below WEAK_MESSAGE) and the words point clearly (a posterior of
     at least CLEAR_WORDS) to another cause; else None."""

@@ -2,15 +2,17 @@
 
 The knowledge base's lexicon (lexicon.toml, made by tools/train_lexicon.py from the tune halves
 of the corpora) holds, for each cause, how many of its training texts hold each word (a case's
-error text with its context, and its error text alone). A text's
-words are weighed as independent signs (a naive Bayes over word presence, smoothed by `alpha`):
-each word the text holds moves the odds towards the causes whose texts hold it more often than
-the others do. It speaks only when the text holds at least `min_words` words of the lexicon and
-one of its `anchors` (words of the GPU stack: an unrelated Python error is not guessed at), when
-at least `min_known` of its distinct words of three letters or more are words of the lexicon (a
-text, not noise: random bytes hold many short letter runs but few real words), and
-its confidence is the posterior scaled by `scale` (the share of guesses that were right on the
-check halves is about a half): a guess is never as sure as a recognised message.
+error text with its context, and its error text alone). Its "words" are the text's words and the
+pairs of words next to each other ("not compiled", "no kernel", "too old": a pair says what
+neither of its words says alone; a pair of two stop words is not counted). A text's words are
+weighed as independent signs (a naive Bayes over word presence, smoothed by `alpha`): each word
+the text holds moves the odds towards the causes whose texts hold it more often than the others
+do. It speaks only when the text holds at least `min_words` single words of the lexicon and one
+of its `anchors` (words of the GPU stack: an unrelated Python error is not guessed at), when at
+least `min_known` of its distinct single words of three letters or more are words of the lexicon
+(a text, not noise: random bytes hold many short letter runs but few real words), and its
+confidence is the posterior scaled by `scale` (the share of guesses that were right on the check
+halves is about a half): a guess is never as sure as a recognised message.
 
 Only the head and tail of a long text are read (the error is at the end of a log, the setup at
 its start), so a guess costs the same on any size of text."""
@@ -44,6 +46,7 @@ class Lexicon:
     min_known: float  # least share of the text's longer words that the lexicon knows
     min_share: float
     scale: float
+    pair_weight: float  # a pair's log-likelihood ratio is weighed by this (it repeats its words)
 
     @property
     def total(self) -> int:
@@ -61,9 +64,19 @@ class Guess:
 
 
 def words_of(text: str, stop: Iterable[str]) -> set[str]:
-    """The distinct words of a (lower-case) text, as the lexicon counts them."""
+    """The distinct words of a (lower-case) text, as the lexicon counts them: its words but the
+    stop words, and each pair of words next to each other ("word word") but pairs of stop
+    words."""
     dropped = frozenset(stop)
-    return {w for w in _WORD.findall(text) if w not in dropped}
+    found = _WORD.findall(text)
+    singles = {w for w in found if w not in dropped}
+    pairs = {f"{a} {b}" for a, b in zip(found, found[1:]) if a not in dropped or b not in dropped}
+    return singles | pairs
+
+
+def single(word: str) -> bool:
+    """Whether a word of the lexicon is one word, not a pair."""
+    return " " not in word
 
 
 def load(kb: KnowledgeBase) -> Lexicon | None:
@@ -95,6 +108,7 @@ def _load(kb: KnowledgeBase) -> Lexicon | None:
         min_known=float(meta.get("min_known", 0.0)),
         min_share=float(meta.get("min_share", 0.0)),
         scale=float(meta.get("scale", 0.5)),
+        pair_weight=float(meta.get("pair_weight", 1.0)),
     )
 
 
@@ -109,9 +123,10 @@ def guess(lower: str, kb: KnowledgeBase, least: float = 1.0) -> Guess | None:
         lower = lower[:HEAD] + "\n" + lower[-TAIL:]
     every = words_of(lower, lexicon.stop)
     words = every & lexicon.holding.keys()
-    if len(words) < lexicon.min_words or not any(_anchor(w, lexicon) for w in words):
+    singles = {w for w in words if single(w)}
+    if len(singles) < lexicon.min_words or not any(_anchor(w, lexicon) for w in singles):
         return None
-    if _known_share(every, words) < lexicon.min_known:
+    if _known_share({w for w in every if single(w)}, singles) < lexicon.min_known:
         return None
     scores = {cause: _score(cause, words, lexicon) for cause in lexicon.causes}
     top = max(sorted(scores), key=lambda c: scores[c][0])
@@ -154,6 +169,8 @@ def _score(cause: str, words: set[str], lexicon: Lexicon) -> tuple[float, dict[s
         weight = math.log((here + alpha) / (mine + 2 * alpha)) - math.log(
             (elsewhere + alpha) / (others + 2 * alpha)
         )
+        if not single(word):
+            weight *= lexicon.pair_weight
         weights[word] = weight
         score += weight
     return score, weights

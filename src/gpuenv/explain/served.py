@@ -97,6 +97,23 @@ def platforms_few(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     return not all(any(p.startswith(os) for p in published) for os in _OS_FAMILIES)
 
 
+def linux_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Whether the text names a Linux distribution, says no other OS nor an architecture but
+    x86-64, and the package it asks for has Linux x86-64 wheels (or pure-Python ones): pip
+    finding no file of it there is most often the Python, not the platform. False when the
+    package's wheels are not known, and for a local build (+cu111: not on the index)."""
+    if not value(facts, "linux_named") or platforms_of(snapshot) not in ((), ("linux-x86_64",)):
+        return False
+    host = snapshot.host
+    if host.os.source != "assumed" and host.os.value not in (None, "linux"):
+        return False
+    name, _, label = asked(facts)
+    if label:  # a local build (+cu111) is never on the index pip reads by default
+        return False
+    published = published_platforms(releases_asked(kb, name, None)) if name else set()
+    return bool(published & {"linux-x86_64", "any"})
+
+
 def published_platforms(releases: Sequence[Row]) -> set[str]:
     """The platforms any of the releases (wheels.toml rows) has files for."""
     return {p for r in releases for p in r.get("platforms", [])}
@@ -120,11 +137,15 @@ def cuda_build_unpublished(name: str, label: str | None, platforms: Sequence[str
 
 def releases_asked(kb: KnowledgeBase, name: str, version: str | None) -> list[Row]:
     """wheels.toml's rows of the package, only the release named when one is."""
-    return [
-        r
-        for r in kb.rows("wheels", "release")
-        if r["package"] == name and (not version or r["version"] == version)
-    ]
+    rows = kb.memo("explain.releases_by_package", lambda: _releases_by_package(kb)).get(name, [])
+    return [r for r in rows if not version or r["version"] == version]
+
+
+def _releases_by_package(kb: KnowledgeBase) -> dict[str, list[Row]]:
+    by_package: dict[str, list[Row]] = {}
+    for row in kb.rows("wheels", "release"):
+        by_package.setdefault(str(row["package"]), []).append(row)
+    return by_package
 
 
 def asked(facts: Sequence[Fact]) -> tuple[str, str | None, str | None]:

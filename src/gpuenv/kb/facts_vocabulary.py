@@ -100,6 +100,10 @@ FACTS: dict[str, str] = {
         "the text does not say the reporter's platform and the package asked for has wheels "
         "for some OSes only (true), judged from wheels.toml"
     ),
+    "linux_served": (
+        "the text names a Linux distribution, no other OS nor architecture, and the package "
+        "asked for has Linux x86-64 wheels (true), judged from wheels.toml"
+    ),
     "extension": "a compiled extension module that failed (flash_attn_2_cuda)",
     # frameworks
     "torch_version": "PyTorch version (2.4.0+cu121)",
