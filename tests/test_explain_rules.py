@@ -14,6 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gpuenv.explain import explain_text
+from gpuenv.explain.derived import cudnn_shadowed
+from gpuenv.explain.model import Fact
 from gpuenv.explain.needles import compile_needle, locate
 from gpuenv.explain.text import plain, prepare
 from gpuenv.kb import default_kb, load_kb
@@ -587,6 +589,21 @@ def test_an_older_cudnn_loaded_though_a_newer_one_is_installed(
     assert ("cudnn_compiled", compiled) in facts  # not "7.6.0." with the sentence's stop
     if "7.0" not in setting:
         assert ("cudnn_version", "7.0") not in facts  # "CuDNN 7.0 or later" names no install
+
+
+@pytest.mark.parametrize(
+    ("installed", "judged"),
+    [("9.5.1", True), ("8.9.7", False), ("9.3.0", False)],  # newer of 9; another major; its own
+)
+def test_cudnn_integer_versions_are_read_as_cudnn_counts_them(installed: str, judged: bool) -> None:
+    """JAX's "Found cuDNN version 90100, but JAX was built against version 90300": cuDNN 9's
+    integer versions count the major by 10000 (9.1.0 loaded, 9.3.0 built)."""
+    facts = [
+        Fact("cudnn_loaded", "90100", 1, "", "test"),
+        Fact("cudnn_compiled", "90300", 1, "", "test"),
+        Fact("cudnn_version", installed, 2, "", "test"),
+    ]
+    assert cudnn_shadowed(facts) is judged
 
 
 def test_the_platform_fix_names_the_platforms_the_index_has() -> None:

@@ -101,3 +101,12 @@ def test_conda_list_excerpt_without_its_header() -> None:
         ("python", "3.13.0", "conda-forge"),
         ("cuda-cudart", "12.9.79", "conda-forge"),
     ]
+
+
+def test_tf_loaded_cudnn_line_reads_cudnn_8_and_9_codes() -> None:
+    """cuDNN counts its major by 1000 up to 8 and by 10000 from 9 (8100 is 8.1.0, 90300 9.3.0)."""
+    line = "I external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:531] Loaded cuDNN version {}"
+    eight = parse_tf_report(line.format(8100))
+    nine = parse_tf_report(line.format(90300))
+    assert eight is not None and eight.cudnn_version == "8.1.0"
+    assert nine is not None and nine.cudnn_version == "9.3.0"

@@ -25,6 +25,14 @@ def dotted(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(part) for part in match.group(1).split("."))
 
 
+def cudnn_from_code(code: int) -> str:
+    """cuDNN's integer version, as its headers, torch and TensorFlow print it: 8902 -> '8.9.2'
+    (major * 1000 up to cuDNN 8), 90100 -> '9.1.0' (major * 10000 from 9)."""
+    if code >= 10000:
+        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
+    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"
+
+
 @total_ordering
 @dataclass(frozen=True)
 class DriverVersion:

@@ -23,6 +23,7 @@ from gpuenv.explain.served import (
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.query._frameworks_util import parsed_version, release_tuple
+from gpuenv.versions import cudnn_from_code
 
 _CUDNN_SONAME = re.compile(r"(?:libcudnn\w*\.so\.|cudnn\w*?64_)(\d+)", re.IGNORECASE)
 
@@ -163,9 +164,10 @@ def _padded(version: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _cudnn_tuple(text: str) -> tuple[int, ...] | None:
-    """7.6.5 -> (7, 6, 5); TF 1.x's 7103 -> (7, 1, 3); None when it is no version."""
-    if re.fullmatch(r"\d{4}", text):
-        return (int(text[0]), int(text[1:3]), int(text[3]))
+    """7.6.5 -> (7, 6, 5); an integer version (TF 1.x's 7103, JAX's 90100) as cuDNN counts it;
+    None when it is no version."""
+    if re.fullmatch(r"\d{4,6}", text):
+        return release_tuple(cudnn_from_code(int(text)))
     return release_tuple(text)
 
 

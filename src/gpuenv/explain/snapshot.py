@@ -25,7 +25,7 @@ from gpuenv.facts import (
 )
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.query.cuda import toolkit_min_driver
-from gpuenv.versions import CudaVersion
+from gpuenv.versions import CudaVersion, cudnn_from_code
 
 PASTED = "pasted"
 # readers whose GPU list is complete, best first (a message naming one GPU is not)
@@ -76,16 +76,9 @@ def _derived(fact: Fact) -> list[Fact]:
         cuda = f"{label.group(1)}.{label.group(2)}" if label else None
         return [fact] + ([dataclasses.replace(fact, name="torch_cuda", value=cuda)] if cuda else [])
     if fact.name == "cudnn_code" and value.isdigit():
-        # 8907 is 8.9.7 (major * 1000 up to cuDNN 8), 90100 is 9.1.0 (major * 10000 from 9)
-        code = int(value)
-        major, rest = (
-            (code // 10000, code % 10000) if code >= 10000 else (code // 1000, code % 1000)
-        )
         return [
             fact,
-            dataclasses.replace(
-                fact, name="cudnn_version", value=f"{major}.{rest // 100}.{rest % 100}"
-            ),
+            dataclasses.replace(fact, name="cudnn_version", value=cudnn_from_code(int(value))),
         ]
     if fact.name == "sm":
         match = re.fullmatch(r"sm_(\d+)(\d)", value)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuenv.versions import cudnn_from_code
+
 # Values collect_env prints when it knows nothing
 UNKNOWN = frozenset({"", "n/a", "could not collect", "no cuda", "none", "unknown"})
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9 _()./+-]{1,48}?):\s?(.*)$")
@@ -148,14 +150,7 @@ def _cudnn(lines: list[str]) -> str | None:
         return plain.group(1)
     code = _CUDNN_CODE.match(first)
     if code:
-        return _cudnn_code(int(code.group(1)))
+        return cudnn_from_code(int(code.group(1)))
     joined = "".join(line.strip() for line in lines[:12])
     versions = [m.group(1) for m in _CUDNN_FILE.finditer(joined)]
     return max(versions, key=lambda v: (v.count("."), v), default=None)
-
-
-def _cudnn_code(code: int) -> str:
-    """cuDNN's integer version: 8902 -> 8.9.2 (before 9), 90100 -> 9.1.0."""
-    if code >= 10000:
-        return f"{code // 10000}.{code // 100 % 100}.{code % 100}"
-    return f"{code // 1000}.{code // 100 % 10}.{code % 100}"

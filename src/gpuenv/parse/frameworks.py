@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuenv.versions import cudnn_from_code
+
 _TF_BUILD_KEY = re.compile(
     r"'(cuda_version|cudnn_version|is_cuda_build|is_rocm_build|is_tensorrt_build)',\s*'?([^')]*)'?\)"
 )
@@ -97,8 +99,7 @@ def _found_devices(text: str) -> tuple[tuple[str, str | None], ...]:
 def _tf_cudnn(match: re.Match[str] | None) -> str | None:
     if match is None:
         return None
-    code = int(match.group(1))
-    return f"{code // 1000}.{code // 100 % 10}.{code % 100}" if code < 10000 else str(code)
+    return cudnn_from_code(int(match.group(1)))
 
 
 def _bool(text: str | None) -> bool | None:
