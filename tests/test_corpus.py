@@ -39,8 +39,8 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # Later blind held-out sets, each collected in parallel with a round of pattern work and without
 # sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 and
 # fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
-# thirteenth); measured blind, then their tune halves studied or trained on; their check halves
-# are never tuned or trained on.
+# thirteenth, fresh15 with its fourteenth); measured blind, then their tune halves studied or
+# trained on; their check halves are never tuned or trained on.
 LATER_SETS = {
     "fresh3": CORPUS / "error-cases.fresh3.jsonl",
     "fresh4": CORPUS / "error-cases.fresh4.jsonl",
@@ -54,6 +54,7 @@ LATER_SETS = {
     "fresh12": CORPUS / "error-cases.fresh12.jsonl",
     "fresh13": CORPUS / "error-cases.fresh13.jsonl",
     "fresh14": CORPUS / "error-cases.fresh14.jsonl",
+    "fresh15": CORPUS / "error-cases.fresh15.jsonl",
 }
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -96,7 +97,8 @@ MIN_FRESH2_PER_CAUSE = 4
 MIN_FRESH2_OTHER = 3
 FRESH2_RETRIEVED = "2026-11-24"
 MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; the others hold 120
-# fresh13's and fresh14's collectors found few unused settled threads left: 102 cases each
+# fresh13's and fresh14's collectors found few unused settled threads left: 102 cases each;
+# fresh15's spent their look-ups mostly on threads already used: 63 cases
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -110,8 +112,23 @@ LATER_SHORT_CAUSES = {
         "nccl_issue": 4,
     },
     "fresh14": {"driver_module_mismatch": 1},
+    "fresh15": {
+        "gpu_arch_unsupported": 4,
+        "nccl_issue": 4,
+        "python_version_unsupported": 4,
+        "solver_conflict": 4,
+        "windows_dll": 4,
+        "cudnn_mismatch": 3,
+        "multiple_cuda_conflict": 3,
+        "cpu_only_build": 2,
+        "no_driver": 2,
+        "container_driver_mismatch": 2,
+        "missing_cuda_lib": 1,
+        "driver_too_old": 1,
+        "driver_module_mismatch": 1,
+    },
 }
-LATER_SHORT_SIZE = {"fresh13": 102, "fresh14": 102}
+LATER_SHORT_SIZE = {"fresh13": 102, "fresh14": 102, "fresh15": 63}
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"
 MIN_TRAIN_PER_CAUSE = 1

@@ -98,8 +98,21 @@ def test_a_pair_of_words_can_settle_what_its_words_leave_open() -> None:
     paired = guess("cuda: no kernel image", kb)
     apart = guess("cuda: kernel, no image", kb)
     assert paired is not None and paired.cause == "gpu_arch_unsupported"
-    assert "no kernel" in paired.words
     assert apart is not None and apart.cause == "no_driver"
+
+
+def test_pairs_holding_a_stop_word_count_but_are_not_shown_among_the_reasons() -> None:
+    causes = [
+        {
+            "cause": "gpu_arch_unsupported",
+            "texts": 4,
+            "words": {"cuda": 4, "image": 2, "no kernel": 2, "kernel image": 2},
+        },
+        {"cause": "no_driver", "texts": 4, "words": {"cuda": 4, "image": 2}},
+    ]
+    got = guess("cuda: no kernel image", _kb({**TINY_META, "stop_words": ["no"]}, causes))
+    assert got is not None and got.cause == "gpu_arch_unsupported"
+    assert "kernel image" in got.words and "no kernel" not in got.words
 
 
 def test_pairs_do_not_count_towards_the_words_a_guess_needs() -> None:

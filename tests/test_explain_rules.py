@@ -207,6 +207,55 @@ def test_no_file_on_a_named_linux_the_package_serves_is_the_python(
 
 
 @pytest.mark.parametrize(
+    ("setting", "arch", "cause"),
+    [
+        ("CUDA 11.1 is installed", "86", "multiple_cuda_conflict"),  # 11.1 builds sm_86
+        ("built with /usr/local/cuda-12.4/bin in PATH", "89", "multiple_cuda_conflict"),
+        ("CUDA 11.0 toolkit", "86", "gpu_arch_unsupported"),  # 11.0 stops at sm_80
+        ("Ubuntu, RTX 4090, CUDA 11.3", "89", "gpu_arch_unsupported"),
+        ("CUDA 12.4, building for a K80", "35", "gpu_arch_unsupported"),  # 12.x dropped sm_35
+        ("CUDA 7.5 installed", "61", "gpu_arch_unsupported"),  # not in archs.toml: not judged
+        ("nvidia-smi says CUDA Version: 12.2", "86", "gpu_arch_unsupported"),  # the driver's
+        ("", "86", "gpu_arch_unsupported"),
+    ],
+)
+def test_nvcc_rejecting_an_arch_the_cuda_named_supports_is_an_older_nvcc_first(
+    setting: str, arch: str, cause: str
+) -> None:
+    """Rule: nvcc saying an architecture is unsupported, while the CUDA toolkit the text names
+    can compile for it (archs.toml), means another, older nvcc ran; otherwise the toolkit is too
+    old (or too new) for the architecture."""
+    text = f"{setting}\nnvcc fatal   : Unsupported gpu architecture 'compute_{arch}'"
+    got = explain_text(text, KB)
+    assert got.cause == cause, got.evidence
+    assert (got.decided_by == "nvcc-older-than-the-cuda-named") is (
+        cause == "multiple_cuda_conflict"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # an extension module's undefined symbol; one of a CUDA library is that library's
+        ("ops.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN6myops3runEv", "extension"),
+        ("_C.cpython-310-x86_64-linux-gnu.so: undefined symbol: cudnnSetStream", "other"),
+        ("Undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSs", "extension"),
+        ("_ext.so: undefined symbol: _Z14nms_forwardN2at6TensorEf", "extension"),
+        ("INFO     Torch 2.0.1+cpu", "cpu_only_build"),
+        ("pip install torch==2.0.1+cpu", "other"),  # asking for the CPU build is no sign
+    ],
+)
+def test_message_patterns_read_their_kind_not_just_their_examples(text: str, cause: str) -> None:
+    got = explain_text(text, KB)
+    if cause == "extension":
+        assert got.cause == "extension_build_mismatch", got.evidence
+    elif cause == "other":
+        assert got.cause not in ("extension_build_mismatch", "cpu_only_build"), got.evidence
+    else:
+        assert got.cause == cause, got.evidence
+
+
+@pytest.mark.parametrize(
     ("setting", "judged"),
     [
         ("onnxruntime-win-x64-cuda12-1.17.1, cuDNN 9 installed", True),  # CUDA 12 build: cuDNN 8

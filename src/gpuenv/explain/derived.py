@@ -5,7 +5,8 @@ program could not load is of another major version than the one installed, wheth
 cuDNN was loaded though a newer one is installed, whether the ONNX Runtime release named is
 built for another cuDNN major than the one installed, whether the user-space driver and the
 kernel module are of different versions, whether every release pip found is newer than the
-version pinned, whether the page of PyTorch's builds pip read lists the local build asked for."""
+version pinned, whether the page of PyTorch's builds pip read lists the local build asked for,
+whether nvcc rejected an architecture a CUDA toolkit the text names supports."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ from gpuenv.explain.served import (
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.query._frameworks_util import parsed_version, release_tuple
-from gpuenv.versions import cudnn_from_code
+from gpuenv.kb.query.cuda import toolkit_sass_targets
+from gpuenv.versions import CudaVersion, cudnn_from_code
 
 _CUDNN_SONAME = re.compile(r"(?:libcudnn\w*\.so\.|cudnn\w*?64_)(\d+)", re.IGNORECASE)
 
@@ -50,7 +52,22 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["cudnn_shadowed"] = "true"
     if local_build_listed(facts):
         out["local_build_listed"] = "true"
+    if nvcc_older_than_named(facts, kb):
+        out["nvcc_older_than_named"] = "true"
     return out
+
+
+def nvcc_older_than_named(facts: Sequence[Fact], kb: KnowledgeBase) -> bool:
+    """nvcc says it does not support a GPU architecture that a CUDA toolkit the text names can
+    compile for (compute_86 with CUDA 11.1 installed): the nvcc that ran is another, older one
+    found first. A toolkit archs.toml does not cover says nothing."""
+    rejected = {f.value for f in facts if f.name == "arch_rejected"}
+    named = {CudaVersion.parse(f.value) for f in facts if f.name == "cuda_named"}
+    for cuda in named:
+        targets = toolkit_sass_targets(kb, cuda) if cuda else frozenset()
+        if any(f"{cc.major}{cc.minor}" in rejected for cc in targets):
+            return True
+    return False
 
 
 def local_build_listed(facts: Sequence[Fact]) -> bool:

@@ -136,7 +136,9 @@ def guess(lower: str, kb: KnowledgeBase, least: float = 1.0) -> Guess | None:
     if share < lexicon.min_share:
         return None
     reasons = sorted(scores[top][1].items(), key=lambda kv: (-kv[1], kv[0]))
-    shown = tuple(w for w, weight in reasons[:SHOWN] if weight > 0)
+    # a pair holding a stop word ("cuda no") counts, but reads poorly among the reasons shown
+    readable = [w for w, weight in reasons if weight > 0 and not set(w.split()) & lexicon.stop]
+    shown = tuple(readable[:SHOWN])
     scaled = {
         c: round(math.exp(s - best) / norm * lexicon.scale, 3) for c, (s, _) in scores.items()
     }

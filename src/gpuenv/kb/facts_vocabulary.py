@@ -37,6 +37,15 @@ FACTS: dict[str, str] = {
     # CUDA libraries and toolkits
     "toolkit_cuda": "CUDA toolkit version from nvcc (12.8.93)",
     "cuda_runtime": "CUDA runtime version a framework found (12.4.131)",
+    "cuda_named": (
+        "a CUDA toolkit version the text names (CUDA 11.1 installed, /usr/local/cuda-11.1), "
+        "major.minor; not what a driver or a framework build supports"
+    ),
+    "arch_rejected": "the GPU architecture nvcc says it does not support, as in compute_86 (86)",
+    "nvcc_older_than_named": (
+        "nvcc rejected a GPU architecture that a CUDA toolkit the text names supports (true): "
+        "an older nvcc is found first, judged from archs.toml"
+    ),
     "cudnn_version": "cuDNN version found",
     "cudnn_code": "cuDNN version as torch.backends.cudnn.version() prints it (8907, 90100)",
     "cudnn_loaded": "cuDNN version loaded at run time",
