@@ -25,7 +25,7 @@ from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.query._frameworks_util import parsed_version, release_tuple
 from gpuenv.kb.query.cuda import toolkit_sass_targets
-from gpuenv.versions import CudaVersion, cudnn_from_code
+from gpuenv.versions import ComputeCapability, CudaVersion, cudnn_from_code
 
 _CUDNN_SONAME = re.compile(r"(?:libcudnn\w*\.so\.|cudnn\w*?64_)(\d+)", re.IGNORECASE)
 
@@ -61,13 +61,11 @@ def nvcc_older_than_named(facts: Sequence[Fact], kb: KnowledgeBase) -> bool:
     """nvcc says it does not support a GPU architecture that a CUDA toolkit the text names can
     compile for (compute_86 with CUDA 11.1 installed): the nvcc that ran is another, older one
     found first. A toolkit archs.toml does not cover says nothing."""
-    rejected = {f.value for f in facts if f.name == "arch_rejected"}
-    named = {CudaVersion.parse(f.value) for f in facts if f.name == "cuda_named"}
-    for cuda in named:
-        targets = toolkit_sass_targets(kb, cuda) if cuda else frozenset()
-        if any(f"{cc.major}{cc.minor}" in rejected for cc in targets):
-            return True
-    return False
+    rejected = {
+        cc for f in facts if f.name == "arch_rejected" and (cc := ComputeCapability.parse(f.value))
+    }
+    named = {cuda for f in facts if f.name == "cuda_named" and (cuda := CudaVersion.parse(f.value))}
+    return any(rejected & toolkit_sass_targets(kb, cuda) for cuda in named)
 
 
 def local_build_listed(facts: Sequence[Fact]) -> bool:
