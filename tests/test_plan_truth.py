@@ -10,7 +10,7 @@ from gpuenv.kb.query.binaries import build_code
 from gpuenv.kb.query.cuda import coverage
 from gpuenv.plan import wheels
 from gpuenv.plan.model import NO_FIT
-from gpuenv.versions import ComputeCapability, CudaVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, sortable
 from tests.test_plan_rules import plan
 
 H100 = ComputeCapability(9, 0)
@@ -83,7 +83,7 @@ def test_no_tensorflow_216_or_newer_is_planned_for_a_gpu_its_cuda_cannot_compile
     assert result.verdict == NO_FIT
     reasons = {r.candidate: r.reason for u in result.unplaced for r in u.rejected}
     for version in TF_RELEASES:
-        if wheels.version_key(version) >= wheels.version_key("2.16"):
+        if sortable(version) >= sortable("2.16"):
             assert "compiles its kernels at run time" in reasons[f"tensorflow {version} and-cuda"]
     older = plan(("tensorflow",), gpus=(gpu,), driver="580.65.06", python="3.11")
     [tf] = [p for p in older.packages() if p.name == "tensorflow"]

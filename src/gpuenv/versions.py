@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from functools import total_ordering
 
+from packaging.version import InvalidVersion, Version
+
 _DOTTED = re.compile(r"^\s*v?(\d+(?:\.\d+)*)\s*$")
 _CC = re.compile(r"^\s*(?:sm_|compute_|sm|cc)?(\d+)(?:\.?(\d))?([af]?)\s*$", re.IGNORECASE)
 
@@ -23,6 +25,15 @@ def dotted(text: str | None) -> tuple[int, ...] | None:
     if not match:
         return None
     return tuple(int(part) for part in match.group(1).split("."))
+
+
+def sortable(text: object) -> Version:
+    """A package version as pip reads it, for sorting and comparing ('2.4.1+cu121'); text it
+    cannot read sorts first, as version 0."""
+    try:
+        return Version(str(text))
+    except InvalidVersion:
+        return Version("0")
 
 
 def cudnn_from_code(code: int) -> str:

@@ -15,12 +15,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from gpuenv.index.http import unreachable
 from gpuenv.kb.model import KnowledgeBase, Row
 from gpuenv.kbtools import index_client as ic
 from gpuenv.kbtools.refresh import PACKAGES, group_releases
+from gpuenv.versions import sortable
 
 STALE_DAYS = 30
 TRACKED = tuple(spec.name for spec in PACKAGES)
@@ -118,7 +119,9 @@ def _compare(
     spec = next(s for s in PACKAGES if s.name == name)
     releases, _ = group_releases(spec, files)
     live = [r for r in releases if not all(w.file.yanked for w in r.wheels)]
-    rows = {_v(r["version"]) for r in kb.rows("wheels", "release") if r.get("package") == name}
+    rows = {
+        sortable(r["version"]) for r in kb.rows("wheels", "release") if r.get("package") == name
+    }
     curated = _CURATED.get(name)
     kb_newest = max(rows, default=None)
     found: list[Missing] = []
@@ -154,18 +157,11 @@ def _uploaded(files: Iterable[ic.IndexFile]) -> datetime | None:
         return None
 
 
-def _v(text: Any) -> Version:
-    try:
-        return Version(str(text))
-    except InvalidVersion:
-        return Version("0")
-
-
 # -- curated release lines ----------------------------------------------------------------------
 
 
 def _line(row: Row, field: str) -> tuple[int, ...]:
-    return _v(row.get(field)).release
+    return sortable(row.get(field)).release
 
 
 def _torch_line(kb: KnowledgeBase, version: Version) -> bool:
@@ -195,7 +191,7 @@ _CURATED: Mapping[str, Callable[[KnowledgeBase, Version], bool]] = {
 def _newer_than_lines(kb: KnowledgeBase, name: str, version: Version) -> bool:
     """Newer than every curated line of the package (an older gap is a skipped release)."""
     if name == "jax":
-        ends = [_v(r.get("jax_max") or r.get("jax_min")) for r in kb.rows("jax", "release")]
+        ends = [sortable(r.get("jax_max") or r.get("jax_min")) for r in kb.rows("jax", "release")]
         return all(version > end for end in ends)
     lines = [_line(r, name) for r in kb.rows(name, "release")]
     return all(version.release[:2] > line for line in lines)

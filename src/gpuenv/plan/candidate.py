@@ -25,8 +25,7 @@ from gpuenv.kb.query.cuda import (
 from gpuenv.plan.model import CondaSpec, PackageChoice, Rejection, SourceBuild
 from gpuenv.plan.request import Want
 from gpuenv.plan.target import GpuFloor, Target
-from gpuenv.plan.wheels import version_key
-from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion, sortable
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ class Candidate:
 
     @property
     def public(self) -> Version:
-        return version_key(self.version.split("+")[0])
+        return sortable(self.version.split("+")[0])
 
     @property
     def public_text(self) -> str:

@@ -16,7 +16,7 @@ from gpuenv.plan.floors import toolkit_floor
 from gpuenv.plan.model import CondaSpec
 from gpuenv.plan.target import Target
 from gpuenv.plan.torch import companion_candidates
-from gpuenv.versions import ComputeCapability, CudaVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, sortable
 
 CONDA_PLATFORMS = {
     "linux-x86_64": "linux-64",
@@ -40,7 +40,7 @@ def conda_candidates(target: Target, framework: str) -> list[Candidate] | None:
     rows = _builds(target)
     if not target.wants_gpu:
         builds = conda_pytorch_builds(target.kb)
-        versions = sorted({str(r["pytorch"]) for r in builds}, key=wheels.version_key, reverse=True)
+        versions = sorted({str(r["pytorch"]) for r in builds}, key=sortable, reverse=True)
         return [_cpu(target, v) for v in versions]
     found = [_cuda(target, row) for row in rows]
     return sorted(found, key=lambda c: (wheels.newest_first(c.version), variant_rank(c, target)))

@@ -7,12 +7,11 @@ from __future__ import annotations
 from gpuenv.diagnose.choose import variant_cuda
 from gpuenv.kb import Row
 from gpuenv.kb.query.frameworks import djl_setting, torch_arch_list, torch_release
-from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate, judge
 from gpuenv.plan.model import DjlPlan, Rejection, Unplaced
 from gpuenv.plan.request import Want
 from gpuenv.plan.target import Target
-from gpuenv.versions import ComputeCapability
+from gpuenv.versions import ComputeCapability, sortable
 
 SUBJECT = "djl"
 _PLATFORMS = ("linux-x86_64", "windows-x86_64", "linux-aarch64")
@@ -33,7 +32,7 @@ def plan_djl(target: Target, want: Want) -> tuple[DjlPlan | None, Unplaced]:
 def djl_candidates(target: Target) -> list[Candidate]:
     rows = sorted(
         target.kb.rows(SUBJECT, "release"),
-        key=lambda r: (wheels.version_key(str(r["djl"])), wheels.version_key(str(r["pytorch"]))),
+        key=lambda r: (sortable(str(r["djl"])), sortable(str(r["pytorch"]))),
         reverse=True,
     )
     out: list[Candidate] = []

@@ -18,11 +18,10 @@ from gpuenv.kb.query.extensions import (
     torch_cxx11_abi,
 )
 from gpuenv.kb.query.frameworks import mmcv_find_links, mmcv_wheels
-from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate
 from gpuenv.plan.model import Plan, SourceBuild
 from gpuenv.plan.target import Target
-from gpuenv.versions import ComputeCapability, CudaVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, sortable
 
 # compiled torch extensions gpuenv plans (mmcv-full is planned as mmcv); a source build where
 # no prebuilt wheel fits
@@ -222,7 +221,7 @@ def source_build_candidates(target: Target, name: str, torch: Candidate) -> list
         why=f"no prebuilt {name} wheel fits torch {torch.public_text} ({torch.build}): built "
         "from source against it",
     )
-    if min_torch and wheels.version_key(torch.public_text) < wheels.version_key(min_torch):
+    if min_torch and sortable(torch.public_text) < sortable(min_torch):
         return [candidate.blocked_by("pairing", f"needs torch {min_torch} or newer to build")]
     return [candidate]
 

@@ -8,10 +8,9 @@ from collections.abc import Sequence
 
 from gpuenv.kb import Row
 from gpuenv.kb.query.jetson import torch_wheel_rows
-from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate
 from gpuenv.plan.target import Target
-from gpuenv.versions import ComputeCapability, CudaVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, sortable
 
 
 def jetson_candidates(target: Target, framework: str) -> list[Candidate]:
@@ -36,7 +35,7 @@ def _newest_first(found: list[Candidate]) -> list[Candidate]:
 
 
 def _by_version(found: list[Candidate]) -> list[Candidate]:
-    return sorted(found, key=lambda c: wheels.version_key(c.version), reverse=True)
+    return sorted(found, key=lambda c: sortable(c.version), reverse=True)
 
 
 def _torch(jetpack: Row, row: Row, version: str) -> Candidate:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
 
 from gpuenv.plan.candidate import Candidate
 from gpuenv.plan.model import Rejection
+from gpuenv.versions import sortable
 
 MAX_STEPS = 200_000  # candidate pairs examined before a search gives up
 NO_COMBINATION = "no combination with the other packages holds"
@@ -204,7 +204,7 @@ def _probe_versions(spec: SpecifierSet) -> list[str]:
     lows += [s.version for s in spec if s.operator == ">"]
     if not lows:
         return []
-    top = max(lows, key=_sort_key)
+    top = max(lows, key=sortable)
     return [top, *(_bumped(v) for v in lows if v == top)]
 
 
@@ -215,13 +215,6 @@ def _wild_low(version: str) -> str:
 def _bumped(version: str) -> str:
     """A version just above `version` (for exclusive lower bounds)."""
     return f"{version}.1"
-
-
-def _sort_key(text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return Version("0")
 
 
 def joint_rejections(

@@ -7,8 +7,7 @@ from gpuenv.kb.query.cuda import MVC, coverage, toolkit_sass_targets
 from gpuenv.plan.model import PackageChoice, Plan
 from gpuenv.plan.request import Request
 from gpuenv.plan.target import Target
-from gpuenv.plan.wheels import version_key
-from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion, sortable
 
 
 def plan_min_driver(plan: Plan) -> str | None:
@@ -36,7 +35,7 @@ def _outside_knowledge(plan: Plan, request: Request) -> list[str]:
         if not labels or outside != labels:
             continue
         versions = sorted(
-            {label.split()[1] for label in labels if len(label.split()) > 1}, key=version_key
+            {label.split()[1] for label in labels if len(label.split()) > 1}, key=sortable
         )
         asked = ", ".join(w.raw for w in request.wants if w.framework == unplaced.package)
         span = f" (it knows {versions[0]} to {versions[-1]})" if versions else ""

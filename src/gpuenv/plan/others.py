@@ -14,7 +14,7 @@ from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate, variant_rank
 from gpuenv.plan.floors import toolkit_floor, with_build_code
 from gpuenv.plan.target import Target
-from gpuenv.versions import CudaVersion
+from gpuenv.versions import CudaVersion, sortable
 
 CUPY = "cupy"
 
@@ -37,9 +37,9 @@ def cupy_candidates(target: Target) -> list[Candidate]:
 
 
 def _in_range(version: str, row: Row) -> bool:
-    key = wheels.version_key(version)
-    low = wheels.version_key(str(row["cupy_min"]))
-    high = wheels.version_key(str(row["cupy_max"])) if row.get("cupy_max") else None
+    key = sortable(version)
+    low = sortable(str(row["cupy_min"]))
+    high = sortable(str(row["cupy_max"])) if row.get("cupy_max") else None
     return low <= key and (high is None or key <= high)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.kb import KnowledgeBase, Row
+from gpuenv.versions import sortable
 
 SUBJECT = "wheels"
 
@@ -21,22 +22,17 @@ def _releases(kb: KnowledgeBase, package: str) -> tuple[Row, ...]:
         for row in kb.rows(SUBJECT, "release")
         if row["package"] == package and not row.get("yanked") and _final(str(row["version"]))
     ]
-    return tuple(sorted(rows, key=lambda row: _v(str(row["version"])), reverse=True))
+    return tuple(sorted(rows, key=lambda row: sortable(str(row["version"])), reverse=True))
 
 
 def release(kb: KnowledgeBase, package: str, version: str) -> Row | None:
-    wanted = _v(version)
-    return next((r for r in releases(kb, package) if _v(str(r["version"])) == wanted), None)
-
-
-def version_key(text: str) -> Version:
-    """A sortable version; unreadable text sorts first."""
-    return _v(text)
+    wanted = sortable(version)
+    return next((r for r in releases(kb, package) if sortable(str(r["version"])) == wanted), None)
 
 
 def newest_first(version: str) -> tuple[int, ...]:
     """A sort key that puts newer releases first."""
-    return tuple(-part for part in _v(version).release)
+    return tuple(-part for part in sortable(version).release)
 
 
 def _final(text: str) -> bool:
@@ -44,13 +40,6 @@ def _final(text: str) -> bool:
         return not Version(text).is_prerelease
     except InvalidVersion:
         return False
-
-
-def _v(text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return Version("0")
 
 
 def tags(row: Row | None) -> tuple[str, ...] | None:

@@ -3,10 +3,9 @@ and the C++ ABI of PyTorch's Linux wheels. Pure; None or () for what the KB does
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
-
 from gpuenv.kb.loader import KnowledgeBase, Row
 from gpuenv.kb.query._frameworks_util import minor_line, release_tuple
+from gpuenv.versions import sortable
 
 SUBJECT = "extensions"
 
@@ -23,7 +22,7 @@ def extension_names(kb: KnowledgeBase) -> tuple[str, ...]:
 def extension_wheels(kb: KnowledgeBase, name: str) -> tuple[Row, ...]:
     """Prebuilt-wheel rows of an extension, newest release first."""
     rows = [r for r in kb.rows(SUBJECT, "wheel") if r["package"] == name]
-    return tuple(sorted(rows, key=lambda r: _version(str(r["version"])), reverse=True))
+    return tuple(sorted(rows, key=lambda r: sortable(str(r["version"])), reverse=True))
 
 
 def torch_cxx11_abi(kb: KnowledgeBase, torch_version: str, variant: str) -> bool | None:
@@ -40,10 +39,3 @@ def torch_cxx11_abi(kb: KnowledgeBase, torch_version: str, variant: str) -> bool
             continue
         return bool(row["cxx11_abi"])
     return None
-
-
-def _version(text: str) -> Version:
-    try:
-        return Version(text)
-    except InvalidVersion:
-        return Version("0")
