@@ -456,6 +456,14 @@ def test_each_hint_is_printed_once() -> None:
         assert text.count(said[:60]) == 1, text
 
 
+def _found_none(asked: str) -> str:
+    """pip's two lines when the index has no file of `asked` for this machine."""
+    return (
+        f"ERROR: Could not find a version that satisfies the requirement {asked} "
+        f"(from versions: none)\nERROR: No matching distribution found for {asked}"
+    )
+
+
 @pytest.mark.parametrize(
     ("setting", "asked", "judged"),
     [
@@ -479,10 +487,7 @@ def test_each_hint_is_printed_once() -> None:
 def test_a_package_without_a_wheel_for_the_platform(setting: str, asked: str, judged: bool) -> None:
     """wheels.toml's platforms of the release named (or of every release listed) against the
     OS and architecture the text gives: judged only where both are known."""
-    message = (
-        f"ERROR: Could not find a version that satisfies the requirement {asked} "
-        f"(from versions: none)\nERROR: No matching distribution found for {asked}"
-    )
+    message = _found_none(asked)
     explanation = explain_text(setting + "\n" + message, KB)
     rule = "release-has-no-wheel-for-this-platform"
     assert any(e.rule == rule for e in explanation.evidence) is judged
@@ -508,10 +513,7 @@ def test_a_package_without_a_wheel_for_the_platform(setting: str, asked: str, ju
 def test_a_package_published_for_few_platforms(setting: str, asked: str, judged: bool) -> None:
     """With neither the platform nor the Python said, pip finding no file of a package that has
     wheels for some OSes only points to the platform."""
-    message = (
-        f"ERROR: Could not find a version that satisfies the requirement {asked} "
-        f"(from versions: none)\nERROR: No matching distribution found for {asked}"
-    )
+    message = _found_none(asked)
     explanation = explain_text(f"{setting}\n{message}", KB)
     rule = "package-published-for-few-platforms"
     assert any(e.rule == rule for e in explanation.evidence) is judged
@@ -521,6 +523,34 @@ def test_a_package_published_for_few_platforms(setting: str, asked: str, judged:
         assert explanation.fix is not None
         assert explanation.fix.summary.startswith(f"{name} has wheels for ")
         assert "macos" not in explanation.fix.summary.split(" only ")[0]
+
+
+@pytest.mark.parametrize(
+    ("setting", "asked", "served"),
+    [
+        # torch and onnxruntime publish macOS arm64 wheels: the Mac is not what pip missed
+        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch", True),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime==1.18.0", True),
+        # no Windows arm64 torch on the index; DirectML builds are Windows x86-64 only
+        ("Windows 11 on ARM64, Python 3.12.4 (Arm)", "torch", False),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime-directml", False),
+        # Linux on ARM is not judged so: its wheels came late for most packages
+        ("Jetson Orin (aarch64), Python 3.8.10", "jaxlib", False),
+        ("macOS 15 on Apple silicon (arm64)", "some-unknown-package", False),
+    ],
+)
+def test_an_arm_machine_the_package_publishes_for_is_not_the_platform_missing(
+    setting: str, asked: str, served: bool
+) -> None:
+    """arm_served (wheels.toml has files of the package for the Mac or Windows on ARM named)
+    makes pip's empty list the Python's, not the platform's; elsewhere on ARM it stays the
+    platform."""
+    message = _found_none(asked)
+    explanation = explain_text(f"{setting}\n{message}", KB)
+    rule = "arm-machine-the-package-publishes-for"
+    assert any(e.rule == rule for e in explanation.evidence) is served
+    want = "python_version_unsupported" if served else "wrong_platform_wheel"
+    assert explanation.cause == want
 
 
 def test_pip_listing_versions_means_the_platform_is_served() -> None:

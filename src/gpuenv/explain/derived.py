@@ -1,12 +1,12 @@
 """Facts judged from other facts and the knowledge base, for the rules of patterns.toml to look at:
 whether the release a text asks for has a wheel for the reporter's Python and platform (or its
-package has wheels for some OSes only, or for the Linux the text names), whether the cuDNN a
-program could not load is of another major version than the one installed, whether an older
-cuDNN was loaded though a newer one is installed, whether the ONNX Runtime release named is
-built for another cuDNN major than the one installed, whether the user-space driver and the
-kernel module are of different versions, whether every release pip found is newer than the
-version pinned, whether the page of PyTorch's builds pip read lists the local build asked for,
-whether nvcc rejected an architecture a CUDA toolkit the text names supports."""
+package has wheels for some OSes only, for the Linux the text names, or for the Mac or Windows on
+ARM it names), whether the cuDNN a program could not load is of another major version than the one
+installed, whether an older cuDNN was loaded though a newer one is installed, whether the ONNX
+Runtime release named is built for another cuDNN major than the one installed, whether the
+user-space driver and the kernel module are of different versions, whether every release pip found
+is newer than the version pinned, whether the page of PyTorch's builds pip read lists the local
+build asked for, whether nvcc rejected an architecture a CUDA toolkit the text names supports."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from gpuenv.explain.model import Fact
 from gpuenv.explain.served import (
+    arm_served,
     asked,
     linux_served,
     platform_unserved,
@@ -40,6 +41,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["platforms_few"] = "true"
     if linux_served(facts, snapshot, kb):
         out["linux_served"] = "true"
+    if arm_served(facts, snapshot, kb):
+        out["arm_served"] = "true"
     if cudnn_other_major(facts):
         out["cudnn_other_major"] = "true"
     if ort_cudnn_other_major(facts, kb):

@@ -97,6 +97,22 @@ def platforms_few(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     return not all(any(p.startswith(os) for p in published) for os in _OS_FAMILIES)
 
 
+def arm_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Whether the text names an Apple-silicon Mac or a Windows on ARM (macOS or Windows, and
+    arm64) and the package it asks for has wheels for that platform (the release named, else
+    every release wheels.toml lists): the ARM machine is then not what pip found no file for.
+    Linux on ARM is left out: its wheels came late for most packages, and a thread's release
+    may predate them."""
+    platforms = platforms_of(snapshot)
+    name, version, label = asked(facts)
+    if platforms not in (("macos-arm64",), ("windows-arm64",)) or not name:
+        return False
+    if cuda_build_unpublished(name, label, platforms):
+        return False
+    published = published_platforms(releases_judged(kb, name, version))
+    return platforms[0] in published or "any" in published
+
+
 def linux_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
     """Whether the text names a Linux distribution, says no other OS nor an architecture but
     x86-64, and the package it asks for has Linux x86-64 wheels (or pure-Python ones): pip

@@ -109,6 +109,10 @@ FACTS: dict[str, str] = {
         "the text does not say the reporter's platform and the package asked for has wheels "
         "for some OSes only (true), judged from wheels.toml"
     ),
+    "arm_served": (
+        "the text names macOS or Windows on arm64 and the package asked for has wheels for "
+        "that platform (true), judged from wheels.toml"
+    ),
     "linux_served": (
         "the text names a Linux distribution, no other OS nor architecture, and the package "
         "asked for has Linux x86-64 wheels (true), judged from wheels.toml"
