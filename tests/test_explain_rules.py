@@ -1065,3 +1065,46 @@ def test_uv_taking_another_package_from_the_pytorch_index_outvotes_its_platform_
 def test_windows_paths_are_read_with_either_slash(line: str, windows: bool) -> None:
     read = {f.value for f in explain_text(line, KB).facts if f.name == "os"}
     assert ("windows" in read) is windows
+
+
+TORCH_UNKNOWN = (
+    "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly "
+    "set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start."
+)
+
+
+@pytest.mark.parametrize(
+    ("setting", "cause"),
+    [
+        ("it fails after the machine suspended to standby", "other"),
+        ("the laptop was suspended and resumed, then every program failed", "other"),
+        ("a new driver was installed without a reboot", "driver_module_mismatch"),
+        ("", "driver_module_mismatch"),  # the message alone: weak, but a cause
+        ("the suspend button on the UI pauses the job", "driver_module_mismatch"),
+    ],
+)
+def test_an_unknown_cuda_error_after_a_suspend_is_the_suspend(setting: str, cause: str) -> None:
+    """cuInit's unknown error after a suspend and resume is nvidia_uvm not coming back (other,
+    with the reload in the fix); after a driver update it is the module, and a word 'suspend'
+    in another sense says nothing."""
+    explanation = explain_text(f"{setting}\n{TORCH_UNKNOWN}", KB)
+    assert explanation.cause == cause
+    if cause == "other":
+        assert explanation.fix is not None
+        assert "nvidia_uvm" in explanation.fix.summary
+
+
+@pytest.mark.parametrize(
+    ("setting", "cause"),
+    [
+        ("Training under WSL2 on Windows 11, pin_memory=True", "other"),
+        ("Ubuntu 22.04 on bare metal", "out_of_memory"),
+        ("", "out_of_memory"),
+    ],
+)
+def test_out_of_memory_under_wsl_points_at_wsl_limits(setting: str, cause: str) -> None:
+    explanation = explain_text(f"{setting}\nRuntimeError: CUDA error: out of memory", KB)
+    assert explanation.cause == cause
+    if cause == "other":
+        assert explanation.fix is not None
+        assert "pin_memory=False" in explanation.fix.summary

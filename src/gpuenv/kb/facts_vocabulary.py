@@ -29,6 +29,7 @@ FACTS: dict[str, str] = {
     "driver_cuda_code": "the driver's CUDA as cudaDriverGetVersion prints it (11060)",
     "driver_failure": "a driver failure state (facts.DRIVER_FAILURES)",
     "driver_updated": "the text says the driver or system was updated before it failed (true)",
+    "after_suspend": "the text says it failed after the machine was suspended and resumed (true)",
     "kernel_module_version": "version of the loaded kernel module (NVRM)",
     "client_driver_version": "version of the user-space driver a kernel message names",
     "driver_versions_differ": (
