@@ -1108,3 +1108,20 @@ def test_out_of_memory_under_wsl_points_at_wsl_limits(setting: str, cause: str) 
     if cause == "other":
         assert explanation.fix is not None
         assert "pin_memory=False" in explanation.fix.summary
+
+
+@pytest.mark.parametrize(
+    ("setting", "cause"),
+    [
+        ("CUDA 11.3 installed under /usr/local/cuda-11.3\n  Compiler: /usr/bin/nvcc", "mixed"),
+        ("CUDA toolkit 12.4\nerror: command '/usr/bin/nvcc' failed with exit status 1", "mixed"),
+        ("  Compiler: /usr/bin/nvcc", "arch"),  # no other toolkit named
+        ("CUDA 11.3 installed under /usr/local/cuda-11.3", "arch"),  # the nvcc is not said
+    ],
+)
+def test_the_distribution_nvcc_beside_another_toolkit_is_two_toolkits(
+    setting: str, cause: str
+) -> None:
+    text = f"{setting}\nptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'"
+    want = {"mixed": "multiple_cuda_conflict", "arch": "gpu_arch_unsupported"}[cause]
+    assert explain_text(text, KB).cause == want

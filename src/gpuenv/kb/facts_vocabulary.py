@@ -38,6 +38,9 @@ FACTS: dict[str, str] = {
     # CUDA libraries and toolkits
     "toolkit_cuda": "CUDA toolkit version from nvcc (12.8.93)",
     "cuda_runtime": "CUDA runtime version a framework found (12.4.131)",
+    "distro_nvcc": (
+        "the nvcc that ran is the distribution's (/usr/bin/nvcc, nvidia-cuda-toolkit) (true)"
+    ),
     "cuda_named": (
         "a CUDA toolkit version the text names (CUDA 11.1 installed, /usr/local/cuda-11.1), "
         "major.minor; not what a driver or a framework build supports"
