@@ -1125,3 +1125,18 @@ def test_the_distribution_nvcc_beside_another_toolkit_is_two_toolkits(
     text = f"{setting}\nptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'"
     want = {"mixed": "multiple_cuda_conflict", "arch": "gpu_arch_unsupported"}[cause]
     assert explain_text(text, KB).cause == want
+
+
+@pytest.mark.parametrize(
+    ("setting", "cause"),
+    [
+        ("import torch\nimport tensorrt as trt", "multiple_cuda_conflict"),
+        ("PyTorch 1.2 imported in the same process", "multiple_cuda_conflict"),
+        ("TensorRT 8.6, CUDA 12.2, cuDNN 8.8", "cudnn_mismatch"),
+    ],
+)
+def test_tensorrt_loading_an_older_cudnn_beside_torch_is_torchs_copy(
+    setting: str, cause: str
+) -> None:
+    text = f"{setting}\n[TRT] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0"
+    assert explain_text(text, KB).cause == cause

@@ -45,7 +45,7 @@ from gpuenv.kb.toml_writer import toml_document  # noqa: E402
 # the measured corpora: each one's tune half trains, its check half measures
 TUNED = tuple(
     ROOT / "corpus" / f"error-cases{name}.jsonl"
-    for name in ("", ".fresh", *(f".fresh{n}" for n in range(2, 16)))
+    for name in ("", ".fresh", *(f".fresh{n}" for n in range(2, 17)))
 )
 TRAIN = ROOT / "corpus" / "error-cases.train.jsonl"
 DEV = ROOT.parent / "shared" / "corpus" / "error-cases.dev.jsonl"
