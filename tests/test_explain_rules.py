@@ -1140,3 +1140,46 @@ def test_tensorrt_loading_an_older_cudnn_beside_torch_is_torchs_copy(
 ) -> None:
     text = f"{setting}\n[TRT] TensorRT was linked against cuDNN 8.9.0 but loaded cuDNN 8.8.0"
     assert explain_text(text, KB).cause == cause
+
+
+@pytest.mark.parametrize(
+    ("prose", "gpus", "driver"),
+    [
+        ("RTX 3090 GPUs, NVIDIA driver 470.141.03, CUDA 11.7", {"RTX 3090"}, "470.141.03"),
+        (
+            "Single RTX 3090 (a GTX 1080 also in the box), host driver 580.159.03",
+            {"RTX 3090"},
+            "580.159.03",
+        ),
+        ("Tesla K80, CUDA 10.0.130, cuDNN 7.5.0", {"Tesla K80"}, None),
+        ("8x A100-SXM4-40GB, driver version: 535.104.05", {"A100-SXM4-40GB"}, "535.104.05"),
+        (
+            "NVIDIA GeForce RTX 4090 Laptop GPU on Windows 11",
+            {"NVIDIA GeForce RTX 4090 Laptop GPU"},
+            None,
+        ),
+        ("Error: CUDA driver 8.0.0 is not compatible", set(), None),  # a CUDA version, not a driver
+        ("an A4 sheet and a T4 tag, RTX3090x", set(), None),  # no GPU named
+    ],
+)
+def test_gpus_and_drivers_named_in_prose_are_facts(
+    prose: str, gpus: set[str], driver: str | None
+) -> None:
+    """GPU models and driver versions in the reporter's words feed the snapshot the doctor's
+    rules run on (the first GPU a line names)."""
+    facts = explain_text(prose, KB).facts
+    assert {f.value for f in facts if f.name == "gpu"} == gpus
+    assert next((f.value for f in facts if f.name == "driver_version"), None) == driver
+
+
+def test_a_driver_named_in_prose_makes_the_fix_name_the_driver_needed() -> None:
+    """The doctor's rule runs on the prose's driver and the build the log names: the fix says
+    which driver that CUDA needs."""
+    explanation = explain_text(
+        "GeForce GTX 1080 Ti, NVIDIA driver 390.144, torch 1.10.0+cu113 from pip\n"
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 9010).",
+        KB,
+    )
+    assert explanation.cause == "driver_too_old"
+    assert explanation.fix is not None
+    assert "450.80.02" in explanation.fix.summary

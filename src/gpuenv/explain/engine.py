@@ -44,10 +44,17 @@ def read_facts(text: Text, kb: KnowledgeBase) -> tuple[list[Fact], list[Hit], li
     located = locate(text.lower, needles)
     hits = scan(text, compiled_patterns, located)
     found, kinds = read_reports(text, located)
+    # a pasted report's reader knows its own lines: a pattern reading the same fact on one of
+    # them (a GPU named in a collect_env line) adds nothing
+    reported = {(f.name, f.line) for f in found}
     for hit in hits:
         line, raw, reader = hit.line + 1, hit.text[:_RAW], f"pattern:{hit.pattern.id}"
-        found += [Fact(name, value, line, raw, reader) for name, value in hit.groups]
-        found += [Fact(name, value, line, raw, reader) for name, value in hit.pattern.sets]
+        read = [*hit.groups, *hit.pattern.sets]
+        found += [
+            Fact(name, value, line, raw, reader)
+            for name, value in read
+            if (name, line) not in reported
+        ]
     return normalise(found), hits, kinds
 
 
