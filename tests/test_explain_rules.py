@@ -528,9 +528,15 @@ def test_a_package_published_for_few_platforms(setting: str, asked: str, judged:
 @pytest.mark.parametrize(
     ("setting", "asked", "served"),
     [
-        # torch and onnxruntime publish macOS arm64 wheels: the Mac is not what pip missed
-        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch", True),
+        # the release named, or every release listed, has macOS arm64 wheels: not the Mac
+        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch==2.5.1", True),
         ("macOS 14 on an M2 (arm64)", "onnxruntime==1.18.0", True),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime", True),
+        ("I am using macOS Monterey on M1 chip, Python 3.7.16", "onnxruntime", True),
+        # arm64 wheels came late (TensorFlow's from 2.13, a few early torch releases lack
+        # them): with no release named, a thread may predate them
+        ("macOS on Apple M1 (arm64), Python 3.9", "tensorflow", False),
+        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch", False),
         # no Windows arm64 torch on the index; DirectML builds are Windows x86-64 only
         ("Windows 11 on ARM64, Python 3.12.4 (Arm)", "torch", False),
         ("macOS 14 on an M2 (arm64)", "onnxruntime-directml", False),

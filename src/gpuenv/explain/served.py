@@ -98,19 +98,26 @@ def platforms_few(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
 
 
 def arm_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
-    """Whether the text names an Apple-silicon Mac or a Windows on ARM (macOS or Windows, and
-    arm64) and the package it asks for has wheels for that platform (the release named, else
-    every release wheels.toml lists): the ARM machine is then not what pip found no file for.
-    Linux on ARM is left out: its wheels came late for most packages, and a thread's release
-    may predate them."""
+    """Whether the text names an Apple-silicon Mac ("M1 chip", or macOS and arm64) or a Windows
+    on ARM and the package it asks for has wheels for that platform: the release named (one
+    wheels.toml does not list is not judged), or with none named every release wheels.toml
+    lists (a package whose ARM wheels came late, such as TensorFlow's from 2.13, is not
+    judged: the thread may predate them).
+    The ARM machine is then not what pip found no file for. Linux on ARM is left out for the
+    same reason: its wheels came late for most packages."""
     platforms = platforms_of(snapshot)
+    if platforms == ("macos-arm64", "macos-x86_64") and value(facts, "apple_silicon"):
+        platforms = ("macos-arm64",)  # the machine; a Python under Rosetta: the rule's hint
     name, version, label = asked(facts)
     if platforms not in (("macos-arm64",), ("windows-arm64",)) or not name:
         return False
     if cuda_build_unpublished(name, label, platforms):
         return False
-    published = published_platforms(releases_judged(kb, name, version))
-    return platforms[0] in published or "any" in published
+    # a release named that wheels.toml does not list (older than its rows) is not judged
+    releases = releases_asked(kb, name, version)
+    return bool(releases) and all(
+        platforms[0] in r.get("platforms", []) or "any" in r.get("platforms", []) for r in releases
+    )
 
 
 def linux_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:

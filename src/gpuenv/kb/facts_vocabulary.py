@@ -113,6 +113,7 @@ FACTS: dict[str, str] = {
         "the text does not say the reporter's platform and the package asked for has wheels "
         "for some OSes only (true), judged from wheels.toml"
     ),
+    "apple_silicon": "the text names an Apple-silicon Mac (M1 chip, Apple silicon) (true)",
     "arm_served": (
         "the text names macOS or Windows on arm64 and the package asked for has wheels for "
         "that platform (true), judged from wheels.toml"
