@@ -87,6 +87,8 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh15.jsonl", "check", 0.74, 0.92),
         (PROJECT / "error-cases.fresh16.jsonl", "all", 0.81, 0.85),
         (PROJECT / "error-cases.fresh16.jsonl", "check", 0.76, 0.84),
+        (PROJECT / "error-cases.fresh17.jsonl", "all", 0.68, 0.78),
+        (PROJECT / "error-cases.fresh17.jsonl", "check", 0.61, 0.69),
     ],
     ids=[
         "dev",
@@ -126,6 +128,8 @@ def _need(path: Path) -> Path:
         "fresh15-check",
         "fresh16",
         "fresh16-check",
+        "fresh17",
+        "fresh17-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:
