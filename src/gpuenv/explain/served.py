@@ -99,12 +99,11 @@ def platforms_few(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
 
 def arm_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
     """Whether the text names an Apple-silicon Mac ("M1 chip", or macOS and arm64) or a Windows
-    on ARM and the package it asks for has wheels for that platform: the release named (one
-    wheels.toml does not list is not judged), or with none named every release wheels.toml
-    lists (a package whose ARM wheels came late, such as TensorFlow's from 2.13, is not
-    judged: the thread may predate them).
-    The ARM machine is then not what pip found no file for. Linux on ARM is left out for the
-    same reason: its wheels came late for most packages."""
+    on ARM and the package it asks for has wheels for that platform, so the machine is not what
+    pip found no file for: the release named (one wheels.toml does not list is not judged), or
+    with none named every release wheels.toml lists (a package whose ARM wheels came late, such
+    as TensorFlow's from 2.13, is not judged: the thread may predate them). Linux on ARM is left
+    out for the same reason: its wheels came late for most packages."""
     platforms = platforms_of(snapshot)
     if platforms == ("macos-arm64", "macos-x86_64") and value(facts, "apple_silicon"):
         platforms = ("macos-arm64",)  # the machine; a Python under Rosetta: the rule's hint
