@@ -1077,43 +1077,55 @@ TORCH_UNKNOWN = (
     "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly "
     "set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start."
 )
+CUDA_OOM = "RuntimeError: CUDA error: out of memory"
 
 
 @pytest.mark.parametrize(
-    ("setting", "cause"),
+    ("setting", "message", "cause", "fix_names"),
     [
-        ("it fails after the machine suspended to standby", "other"),
-        ("the laptop was suspended and resumed, then every program failed", "other"),
-        ("a new driver was installed without a reboot", "driver_module_mismatch"),
-        ("", "driver_module_mismatch"),  # the message alone: weak, but a cause
-        ("the suspend button on the UI pauses the job", "driver_module_mismatch"),
+        # cuInit's unknown error after a suspend and resume: nvidia_uvm did not come back
+        ("it fails after the machine suspended to standby", TORCH_UNKNOWN, "other", "nvidia_uvm"),
+        (
+            "the laptop was suspended and resumed, then every program failed",
+            TORCH_UNKNOWN,
+            "other",
+            "nvidia_uvm",
+        ),
+        # after a driver update it is the module; a word 'suspend' in another sense says nothing
+        (
+            "a new driver was installed without a reboot",
+            TORCH_UNKNOWN,
+            "driver_module_mismatch",
+            None,
+        ),
+        ("", TORCH_UNKNOWN, "driver_module_mismatch", None),  # the message alone: weak, a cause
+        (
+            "the suspend button on the UI pauses the job",
+            TORCH_UNKNOWN,
+            "driver_module_mismatch",
+            None,
+        ),
+        # out of memory under WSL2: WSL's pinned-memory and VM limits
+        (
+            "Training under WSL2 on Windows 11, pin_memory=True",
+            CUDA_OOM,
+            "other",
+            "pin_memory=False",
+        ),
+        ("Ubuntu 22.04 on bare metal", CUDA_OOM, "out_of_memory", None),
+        ("", CUDA_OOM, "out_of_memory", None),
     ],
 )
-def test_an_unknown_cuda_error_after_a_suspend_is_the_suspend(setting: str, cause: str) -> None:
-    """cuInit's unknown error after a suspend and resume is nvidia_uvm not coming back (other,
-    with the reload in the fix); after a driver update it is the module, and a word 'suspend'
-    in another sense says nothing."""
-    explanation = explain_text(f"{setting}\n{TORCH_UNKNOWN}", KB)
+def test_a_setting_that_renames_the_message_names_its_fix(
+    setting: str, message: str, cause: str, fix_names: str | None
+) -> None:
+    """The setting a message is said in decides what it means, and the fix follows the setting
+    (the nvidia_uvm reload after a suspend, pin_memory=False under WSL2)."""
+    explanation = explain_text(f"{setting}\n{message}", KB)
     assert explanation.cause == cause
-    if cause == "other":
+    if fix_names is not None:
         assert explanation.fix is not None
-        assert "nvidia_uvm" in explanation.fix.summary
-
-
-@pytest.mark.parametrize(
-    ("setting", "cause"),
-    [
-        ("Training under WSL2 on Windows 11, pin_memory=True", "other"),
-        ("Ubuntu 22.04 on bare metal", "out_of_memory"),
-        ("", "out_of_memory"),
-    ],
-)
-def test_out_of_memory_under_wsl_points_at_wsl_limits(setting: str, cause: str) -> None:
-    explanation = explain_text(f"{setting}\nRuntimeError: CUDA error: out of memory", KB)
-    assert explanation.cause == cause
-    if cause == "other":
-        assert explanation.fix is not None
-        assert "pin_memory=False" in explanation.fix.summary
+        assert fix_names in explanation.fix.summary
 
 
 @pytest.mark.parametrize(

@@ -114,9 +114,7 @@ def arm_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> 
         return False
     # a release named that wheels.toml does not list (older than its rows) is not judged
     releases = releases_asked(kb, name, version)
-    return bool(releases) and all(
-        platforms[0] in r.get("platforms", []) or "any" in r.get("platforms", []) for r in releases
-    )
+    return bool(releases) and all(has_platform(r, platforms[0]) for r in releases)
 
 
 def linux_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
@@ -242,10 +240,15 @@ def platforms_of(snapshot: Snapshot) -> tuple[str, ...]:
 
 
 def serves(row: Row, python: str, platform: str | None) -> bool:
-    platforms = row.get("platforms", [])
     return python_fits(row["python_tags"], python) and (
-        platform is None or platform in platforms or "any" in platforms
+        platform is None or has_platform(row, platform)
     )
+
+
+def has_platform(row: Row, platform: str) -> bool:
+    """Whether a wheels.toml release has files for the platform (or pure-Python ones)."""
+    platforms = row.get("platforms", [])
+    return platform in platforms or "any" in platforms
 
 
 def release_key(row: Row) -> tuple[int, ...]:
