@@ -39,7 +39,8 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # Later blind held-out sets, each collected in parallel with a round of pattern work and without
 # sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 and
 # fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
-# thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth); measured
+# thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth, fresh18 with
+# its sixteenth); measured
 # blind, then their tune halves studied or trained on; their check halves are never tuned or
 # trained on.
 LATER_SETS = {
@@ -58,6 +59,7 @@ LATER_SETS = {
     "fresh15": CORPUS / "error-cases.fresh15.jsonl",
     "fresh16": CORPUS / "error-cases.fresh16.jsonl",
     "fresh17": CORPUS / "error-cases.fresh17.jsonl",
+    "fresh18": CORPUS / "error-cases.fresh18.jsonl",
 }
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -102,7 +104,8 @@ FRESH2_RETRIEVED = "2026-11-24"
 MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; the others hold 120
 # fresh13's and fresh14's collectors found few unused settled threads left: 102 cases each;
 # fresh15's spent their look-ups mostly on threads already used: 63 cases; fresh16's searched
-# smaller trackers: 90 cases, 5 dropped as unsettled (85); fresh17's 90, 2 dropped (88)
+# smaller trackers: 90 cases, 5 dropped as unsettled (85); fresh17's 90, 2 dropped (88); fresh18's
+# found most settled threads of the classic messages taken: 74
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -140,8 +143,23 @@ LATER_SHORT_CAUSES = {
         "container_driver_mismatch": 2,
     },
     "fresh17": {"container_driver_mismatch": 4, "driver_module_mismatch": 1},
+    "fresh18": {
+        "driver_too_old": 4,
+        "no_driver": 4,
+        "nccl_issue": 2,
+        "cudnn_mismatch": 2,
+        "container_driver_mismatch": 0,
+        "driver_module_mismatch": 0,
+    },
 }
-LATER_SHORT_SIZE = {"fresh13": 102, "fresh14": 102, "fresh15": 63, "fresh16": 85, "fresh17": 88}
+LATER_SHORT_SIZE = {
+    "fresh13": 102,
+    "fresh14": 102,
+    "fresh15": 63,
+    "fresh16": 85,
+    "fresh17": 88,
+    "fresh18": 74,
+}
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"
 MIN_TRAIN_PER_CAUSE = 1

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gpuenv.diagnose import Diagnosis, diagnose
-from gpuenv.facts import BinaryArchFacts, FrameworkBuild, Snapshot, ToolkitFacts
+from gpuenv.facts import BinaryArchFacts, FrameworkBuild, GpuFacts, Snapshot, ToolkitFacts
 from gpuenv.kb import KnowledgeBase, default_kb
 from gpuenv.probe import _target
 from gpuenv.probe.target import parse_target_output
@@ -54,6 +54,30 @@ def test_the_last_branch_itself_is_no_finding() -> None:
         run(machine(gpus=["Tesla V100-SXM2-16GB"], driver="580.65.06"))
     )
     assert "driver-drops-gpu" not in rules(run(machine(gpus=["RTX 4090"], driver="595.71.05")))
+
+
+@pytest.mark.parametrize(
+    ("name", "driver", "last"),
+    [
+        ("Tesla V100", "590.44.01", "R580"),  # a family (PCIe and SXM2, 16 and 32 GB): one CC
+        ("GeForce GTX 580", "470.256.02", "R390"),  # Fermi, from the older compute-capability page
+        ("GeForce GTX 680", "535.183.01", "R470"),  # Kepler 3.0
+    ],
+)
+def test_a_gpu_known_only_by_a_pasted_name_is_judged_by_its_architecture(
+    name: str, driver: str, last: str
+) -> None:
+    """A GPU named without its compute capability (a pasted report, a sentence) gets the one its
+    name stands for, also when the name covers several models that share it."""
+    snap = machine(driver=driver)
+    snap = replace(snap, gpus=(GpuFacts(index=0, name=name, source="pasted"),))
+    [finding] = [f for f in run(snap).findings if f.rule == "driver-drops-gpu"]
+    assert f"cannot drive {name}" in finding.title and last in finding.title
+
+
+def test_a_name_several_architectures_share_gets_no_compute_capability() -> None:
+    snap = replace(machine(driver="590.44.01"), gpus=(GpuFacts(0, "Quadro", "pasted"),))
+    assert "driver-drops-gpu" not in rules(run(snap))
 
 
 # ---- a toolkit the driver cannot run -------------------------------------------------------------

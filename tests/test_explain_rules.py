@@ -1201,3 +1201,50 @@ def test_a_driver_named_in_prose_makes_the_fix_name_the_driver_needed() -> None:
     assert explanation.cause == "driver_too_old"
     assert explanation.fix is not None
     assert "450.80.02" in explanation.fix.summary
+
+
+TORCH_OLD_DRIVER_91 = (
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 9010)."
+)
+INSUFFICIENT = "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime"
+
+
+@pytest.mark.parametrize(
+    ("setting", "message", "cause"),
+    [
+        # a Fermi GPU (its architecture said in words) whose driver reports R390's CUDA 9.1
+        (
+            "laptop with GeForce GT 540M (Fermi) on the legacy 390 driver",
+            TORCH_OLD_DRIVER_91,
+            "gpu_arch_unsupported",
+        ),
+        # a Kepler GPU on R470, the last branch for Kepler
+        ("GeForce GT 640 (Kepler) on driver 470.256", INSUFFICIENT, "gpu_arch_unsupported"),
+        # a model the knowledge base knows (GTX 680: 3.0, Kepler), no architecture in words
+        ("GeForce GTX 680, NVIDIA driver 470.199.02", INSUFFICIENT, "gpu_arch_unsupported"),
+        # a Kepler GPU whose driver is older than R470: a newer driver still exists for it
+        ("Tesla K80, NVIDIA driver 418.87.00", INSUFFICIENT, "driver_too_old"),
+        # a current GPU on R470 can take any newer driver
+        ("RTX 3090, NVIDIA driver 470.141.03", INSUFFICIENT, "driver_too_old"),
+        # a Kepler named beside a current GPU: the machine can take a newer driver
+        (
+            "GTX 680 for the display\nRTX 3090 for compute, NVIDIA driver 470.199.02",
+            INSUFFICIENT,
+            "driver_too_old",
+        ),
+        # the architecture in words without a driver: not judged
+        ("an old Kepler card", INSUFFICIENT, "driver_too_old"),
+    ],
+)
+def test_driver_too_old_on_a_gpu_at_its_last_driver_is_the_gpu(
+    setting: str, message: str, cause: str
+) -> None:
+    """A driver-too-old message on a GPU that already has its architecture's last driver branch
+    (archs.toml: Fermi R390, Kepler R470) asks for a driver it cannot get, so the GPU is too old
+    for the build; the fix then offers no driver upgrade."""
+    explanation = explain_text(f"{setting}\n{message}", KB)
+    assert explanation.cause == cause
+    if cause == "gpu_arch_unsupported":
+        assert explanation.fix is not None
+        assert "No newer driver exists for this GPU" in explanation.fix.summary
+        assert "upgrade the driver" not in explanation.fix.summary

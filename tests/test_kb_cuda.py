@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 MY_SUBJECTS = ("cuda_driver", "archs", "cuda_libs", "jetson", "containers")
 # The days rows were checked against their sources (one per curation pass).
-CURATION_DATES = ("2026-11-21", "2026-11-23")
+CURATION_DATES = ("2026-11-21", "2026-11-23", "2026-11-24")
 KB = load_kb()
 
 
@@ -496,15 +496,23 @@ def test_toolkit_sass_targets() -> None:
 
 
 def test_architecture_last_cuda_matches_the_toolkit_targets() -> None:
-    """An architecture's last toolkit still targets it; the next listed toolkit does not."""
+    """An architecture's last toolkit still targets it; the next major toolkit does not. Fermi's
+    last toolkit (8.0) is older than the toolkits the targets table lists (10.0 on): checked
+    apart."""
+    checked = set()
     for row in KB.rows("archs", "architecture"):
-        if not row.get("last_cuda"):
+        if not row.get("last_cuda") or row["name"] == "Fermi":
             continue
         last = cu(row["last_cuda"])
-        later = cu("12.0") if last.major == 11 else cu("13.0")
+        later = cu(f"{last.major + 1}.0")
+        checked.add(row["name"])
         for text in row["ccs"]:
             assert cc(text) in q.toolkit_sass_targets(KB, last), (row["name"], text)
             assert cc(text) not in q.toolkit_sass_targets(KB, later), (row["name"], text)
+    assert checked == {"Kepler", "Maxwell", "Pascal", "Volta"}
+    fermi = q.architecture(KB, cc("2.1")) or {}
+    assert (fermi.get("last_cuda"), fermi.get("last_driver_branch")) == ("8.0", 390)
+    assert not q.toolkit_sass_targets(KB, cu("10.0")) & {cc("2.0"), cc("2.1")}
 
 
 def test_architecture_lookup() -> None:

@@ -31,7 +31,13 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pasted-rep
 PEAKS = ("fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "bandwidth_gbs")
 # The architecture each compute capability belongs to (NVIDIA's architecture matrix).
 ARCH_OF_CC = {
+    "2.0": "Fermi",
+    "2.1": "Fermi",
+    "3.0": "Kepler",
+    "3.5": "Kepler",
     "3.7": "Kepler",
+    "5.0": "Maxwell",
+    "5.2": "Maxwell",
     "5.3": "Maxwell",
     "6.0": "Pascal",
     "6.1": "Pascal",
@@ -122,7 +128,7 @@ def test_inferred_rows_state_their_rule(rows: tuple[Row, ...]) -> None:
     for row in rows:
         if row["status"] == "inferred":
             assert "Rule:" in row.get("note", ""), row["name"]
-        assert row["verified"] in ("2026-11-21", "2026-11-23"), row["name"]
+        assert row["verified"] in ("2026-11-21", "2026-11-23", "2026-11-24"), row["name"]
 
 
 def test_rows_with_peaks_say_where_they_come_from(kb: KnowledgeBase, rows: tuple[Row, ...]) -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from gpuenv.facts import FrameworkBuild, GpuFacts, Observation, Snapshot
 from gpuenv.kb import KnowledgeBase, Row
 from gpuenv.kb.query.cuda import driver_max_cuda
-from gpuenv.kb.query.gpus import gpu_by_name, gpu_by_pci_id, gpu_candidates
+from gpuenv.kb.query.gpus import gpu_by_name, gpu_by_pci_id, gpu_candidates, gpu_cc
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
 
 # Failures after which the driver cannot be used at all.
@@ -101,15 +101,36 @@ def _norm(name: str) -> str:
 
 
 def _resolve_gpu(kb: KnowledgeBase, gpu: GpuFacts) -> Gpu:
-    row = gpu_by_name(kb, gpu.name) if gpu.name else None
-    if row is None and gpu.pci_device_id:
-        row = gpu_by_pci_id(kb, gpu.pci_device_id)
-    cc = ComputeCapability.parse(gpu.compute_capability) or (
-        ComputeCapability.parse(str(row["cc"])) if row else None
-    )
+    row = gpu_row(kb, gpu)
+    cc = gpu_compute_capability(kb, gpu)
     name = gpu.name or (str(row["name"]) if row else f"PCI device {gpu.pci_device_id or '?'}")
     segment = str(row["segment"]) if row and "segment" in row else _family_segment(kb, gpu.name)
     return Gpu(gpu.index, name, cc, segment, gpu.source, row)
+
+
+def gpu_row(kb: KnowledgeBase, gpu: GpuFacts) -> Row | None:
+    """The knowledge base's row of a GPU, by its name, else its PCI device id."""
+    row = gpu_by_name(kb, gpu.name) if gpu.name else None
+    if row is None and gpu.pci_device_id:
+        row = gpu_by_pci_id(kb, gpu.pci_device_id)
+    return row
+
+
+def gpu_compute_capability(kb: KnowledgeBase, gpu: GpuFacts) -> ComputeCapability | None:
+    """A GPU's compute capability: as reported, else its row's, else the one every model its
+    name may stand for shares."""
+    reported = ComputeCapability.parse(gpu.compute_capability)
+    if reported is not None:
+        return reported
+    row = gpu_row(kb, gpu)
+    return gpu_cc(row) if row else _family_cc(kb, gpu.name)
+
+
+def _family_cc(kb: KnowledgeBase, name: str | None) -> ComputeCapability | None:
+    """The compute capability of a name that stands for several models ("Tesla V100": PCIe and
+    SXM2, 16 and 32 GB) when they all share it."""
+    ccs = {gpu_cc(r) for r in gpu_candidates(kb, name)} if name else set()
+    return ccs.pop() if len(ccs) == 1 else None
 
 
 def _family_segment(kb: KnowledgeBase, name: str | None) -> str | None:

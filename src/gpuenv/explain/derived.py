@@ -6,13 +6,15 @@ installed, whether an older cuDNN was loaded though a newer one is installed, wh
 Runtime release named is built for another cuDNN major than the one installed, whether the
 user-space driver and the kernel module are of different versions, whether every release pip found
 is newer than the version pinned, whether the page of PyTorch's builds pip read lists the local
-build asked for, whether nvcc rejected an architecture a CUDA toolkit the text names supports."""
+build asked for, whether nvcc rejected an architecture a CUDA toolkit the text names supports,
+whether the GPU named already has the last driver its architecture gets (ceiling.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
+from gpuenv.explain.ceiling import gpu_at_driver_ceiling
 from gpuenv.explain.model import Fact
 from gpuenv.explain.served import (
     arm_served,
@@ -57,6 +59,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["local_build_listed"] = "true"
     if nvcc_older_than_named(facts, kb):
         out["nvcc_older_than_named"] = "true"
+    if gpu_at_driver_ceiling(facts, snapshot, kb):
+        out["gpu_at_driver_ceiling"] = "true"
     return out
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from gpuenv.diagnose.context import gpu_compute_capability
 from gpuenv.diagnose.findings import Finding, Fix
 from gpuenv.errors import GpuenvError
+from gpuenv.explain.ceiling import gpu_at_driver_ceiling
 from gpuenv.explain.model import Fact
 from gpuenv.explain.scan import Hit
 from gpuenv.explain.served import (
@@ -171,6 +173,12 @@ def _container_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase)
 
 
 def _framework_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+    if gpu_at_driver_ceiling(facts, snapshot, kb):
+        # a newer driver is no fix, and a plan blind to the GPU's architecture may pick a build
+        # it cannot run: the rule's hint says what to do
+        known = any(gpu_compute_capability(kb, gpu) for gpu in snapshot.gpus)
+        planned = plan_fix([_framework(facts)], snapshot, kb) if known else None
+        return planned if planned is not None and planned.commands else None
     return plan_fix([_framework(facts)], snapshot, kb)
 
 

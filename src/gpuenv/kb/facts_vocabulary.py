@@ -113,6 +113,11 @@ FACTS: dict[str, str] = {
         "the text does not say the reporter's platform and the package asked for has wheels "
         "for some OSes only (true), judged from wheels.toml"
     ),
+    "gpu_architecture": "a GPU architecture the text names in words (Kepler, Fermi)",
+    "gpu_at_driver_ceiling": (
+        "every GPU named is of an architecture whose last driver branch (archs.toml) the driver "
+        "is already on (true), judged: no newer driver exists for it"
+    ),
     "apple_silicon": "the text names an Apple-silicon Mac (M1 chip, Apple silicon) (true)",
     "arm_served": (
         "the text names macOS or Windows on arm64 and the package asked for has wheels for "

@@ -23,6 +23,7 @@ from __future__ import annotations
 from gpuenv.kb.schema import TableSpec, f
 
 ARCHITECTURES = (
+    "Fermi",
     "Kepler",
     "Maxwell",
     "Pascal",
