@@ -4,13 +4,17 @@ which driver, which OS, which installer manages the env. Pure: snapshot + knowle
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from gpuenv.facts import FrameworkBuild, GpuFacts, Observation, Snapshot
 from gpuenv.kb import KnowledgeBase, Row
 from gpuenv.kb.query.cuda import driver_max_cuda
 from gpuenv.kb.query.gpus import gpu_by_name, gpu_by_pci_id, gpu_candidates, gpu_cc
 from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion
+
+T = TypeVar("T")
 
 # Failures after which the driver cannot be used at all.
 DRIVER_DEAD = (
@@ -102,10 +106,11 @@ def _norm(name: str) -> str:
 
 def _resolve_gpu(kb: KnowledgeBase, gpu: GpuFacts) -> Gpu:
     row = gpu_row(kb, gpu)
-    cc = gpu_compute_capability(kb, gpu)
+    models = _models(kb, gpu, row)
+    cc = ComputeCapability.parse(gpu.compute_capability) or _shared(gpu_cc(r) for r in models)
     name = gpu.name or (str(row["name"]) if row else f"PCI device {gpu.pci_device_id or '?'}")
-    segment = str(row["segment"]) if row and "segment" in row else _family_segment(kb, gpu.name)
-    return Gpu(gpu.index, name, cc, segment, gpu.source, row)
+    segment = _shared(r.get("segment") for r in models)
+    return Gpu(gpu.index, name, cc, str(segment) if segment else None, gpu.source, row)
 
 
 def gpu_row(kb: KnowledgeBase, gpu: GpuFacts) -> Row | None:
@@ -118,26 +123,24 @@ def gpu_row(kb: KnowledgeBase, gpu: GpuFacts) -> Row | None:
 
 def gpu_compute_capability(kb: KnowledgeBase, gpu: GpuFacts) -> ComputeCapability | None:
     """A GPU's compute capability: as reported, else its row's, else the one every model its
-    name may stand for shares."""
+    name may stand for shares ("Tesla V100": PCIe and SXM2, 16 and 32 GB)."""
     reported = ComputeCapability.parse(gpu.compute_capability)
     if reported is not None:
         return reported
-    row = gpu_row(kb, gpu)
-    return gpu_cc(row) if row else _family_cc(kb, gpu.name)
+    return _shared(gpu_cc(r) for r in _models(kb, gpu, gpu_row(kb, gpu)))
 
 
-def _family_cc(kb: KnowledgeBase, name: str | None) -> ComputeCapability | None:
-    """The compute capability of a name that stands for several models ("Tesla V100": PCIe and
-    SXM2, 16 and 32 GB) when they all share it."""
-    ccs = {gpu_cc(r) for r in gpu_candidates(kb, name)} if name else set()
-    return ccs.pop() if len(ccs) == 1 else None
+def _models(kb: KnowledgeBase, gpu: GpuFacts, row: Row | None) -> tuple[Row, ...]:
+    """The GPU's row, else every row its name may stand for ("H100": PCIe, SXM, NVL)."""
+    if row is not None:
+        return (row,)
+    return gpu_candidates(kb, gpu.name) if gpu.name else ()
 
 
-def _family_segment(kb: KnowledgeBase, name: str | None) -> str | None:
-    """The segment of a name that stands for several models ("H100": PCIe, SXM, NVL) when
-    they all share it."""
-    segments = {r.get("segment") for r in gpu_candidates(kb, name)} if name else set()
-    return str(segments.pop()) if len(segments) == 1 and None not in segments else None
+def _shared(values: Iterable[T]) -> T | None:
+    """The one value all the models have; None when they differ or one lacks it."""
+    found = set(values)
+    return found.pop() if len(found) == 1 and None not in found else None
 
 
 def _best(observations: tuple[Observation[str], ...]) -> Observation[str] | None:

@@ -12,7 +12,7 @@ from gpuenv.diagnose.context import gpu_compute_capability
 from gpuenv.explain.model import Fact
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
-from gpuenv.kb.query.cuda import ARCHS, DRIVER, last_driver_branch
+from gpuenv.kb.query.cuda import ARCHS, branch_row, last_driver_branch
 from gpuenv.versions import CudaVersion, DriverVersion
 
 
@@ -66,7 +66,5 @@ def _last_branches(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase)
 
 def _branch_cuda(kb: KnowledgeBase, branch: int) -> CudaVersion | None:
     """The CUDA version a driver of the branch reports (R390: 9.1, R470: 11.4)."""
-    for row in kb.rows(DRIVER, "driver_branch"):
-        if row.get("branch") == branch and row.get("max_cuda"):
-            return CudaVersion.parse(str(row["max_cuda"]))
-    return None
+    row = branch_row(kb, branch)
+    return CudaVersion.parse(str(row["max_cuda"])) if row and row.get("max_cuda") else None

@@ -137,6 +137,12 @@ def driver_branch_row(kb: KnowledgeBase, driver: DriverVersion, os: str = "linux
         branch = int(windows["branch"]) if windows else None
     elif wanted is None:
         branch = None
+    return branch_row(kb, branch) if branch is not None else None
+
+
+def branch_row(kb: KnowledgeBase, branch: int) -> Row | None:
+    """The driver_branch row of a branch in Linux numbering (its max_cuda: the CUDA version its
+    drivers report)."""
     for row in kb.rows(DRIVER, "driver_branch"):
         if row["branch"] == branch:
             return row
