@@ -40,7 +40,7 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 and
 # fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
 # thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth, fresh18 with
-# its sixteenth); measured
+# its sixteenth, fresh19 with its seventeenth); measured
 # blind, then their tune halves studied or trained on; their check halves are never tuned or
 # trained on.
 LATER_SETS = {
@@ -60,6 +60,7 @@ LATER_SETS = {
     "fresh16": CORPUS / "error-cases.fresh16.jsonl",
     "fresh17": CORPUS / "error-cases.fresh17.jsonl",
     "fresh18": CORPUS / "error-cases.fresh18.jsonl",
+    "fresh19": CORPUS / "error-cases.fresh19.jsonl",
 }
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -105,7 +106,8 @@ MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; 
 # fresh13's and fresh14's collectors found few unused settled threads left: 102 cases each;
 # fresh15's spent their look-ups mostly on threads already used: 63 cases; fresh16's searched
 # smaller trackers: 90 cases, 5 dropped as unsettled (85); fresh17's 90, 2 dropped (88); fresh18's
-# found most settled threads of the classic messages taken: 74
+# found most settled threads of the classic messages taken: 74; fresh19's searched scientific and
+# application trackers: 85
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -151,6 +153,12 @@ LATER_SHORT_CAUSES = {
         "container_driver_mismatch": 0,
         "driver_module_mismatch": 0,
     },
+    "fresh19": {
+        "container_driver_mismatch": 4,
+        "nccl_issue": 4,
+        "cudnn_mismatch": 4,
+        "driver_module_mismatch": 0,
+    },
 }
 LATER_SHORT_SIZE = {
     "fresh13": 102,
@@ -159,6 +167,7 @@ LATER_SHORT_SIZE = {
     "fresh16": 85,
     "fresh17": 88,
     "fresh18": 74,
+    "fresh19": 85,
 }
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"

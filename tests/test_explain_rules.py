@@ -1248,3 +1248,75 @@ def test_driver_too_old_on_a_gpu_at_its_last_driver_is_the_gpu(
         assert explanation.fix is not None
         assert "No newer driver exists for this GPU" in explanation.fix.summary
         assert "upgrade the driver" not in explanation.fix.summary
+
+
+TORCH_TO_222 = (
+    "1.11.0, 1.12.0, 1.12.1, 1.13.0, 1.13.1, 2.0.0, 2.0.1, 2.1.0, 2.1.1, 2.1.2, 2.2.0, 2.2.1, 2.2.2"
+)
+
+
+def _not_found(requirement: str, versions: str) -> str:
+    name = re.split(r"[=<>~!]", requirement)[0]
+    return (
+        f"ERROR: Could not find a version that satisfies the requirement {requirement} "
+        f"(from {name}-app) (from versions: {versions})\n"
+        f"ERROR: No matching distribution found for {requirement}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("setting", "requirement", "versions", "platform"),
+    [
+        # torch's list stops at 2.2.2, its last release for Intel Macs, though 2.4.1 exists
+        ("", "torch==2.4.1", TORCH_TO_222, "macos-x86_64"),
+        # the same for a range of releases asked for
+        ("", "torch~=2.3", TORCH_TO_222, "macos-x86_64"),
+        # 2.3.0 is missing from the list, which Linux, Windows and Apple-silicon Macs would show
+        ("", "torch==2.3.0", TORCH_TO_222, "macos-x86_64"),
+        # a list every platform shows for Python 3.10, and a pin that lacks 3.10: not judged
+        ("", "torch==1.9.0", TORCH_TO_222, None),
+        # the text names a Linux: the list fits no Linux machine, so it says nothing
+        ("Ubuntu 22.04", "torch==2.4.1", TORCH_TO_222, None),
+        # the text says a Mac, not which: the list says an Intel one
+        ("macOS Sonoma", "torch==2.4.1", TORCH_TO_222, "macos-x86_64"),
+        # a list of PyTorch's local builds comes from another index: not read
+        ("", "torch==2.4.1", "2.2.0+cu118, 2.2.1+cu118, 2.2.2+cu118", None),
+        # a list that begins above an older pin is the Python, and fits every platform
+        ("", "torch==1.13.1", "2.0.0, 2.0.1, 2.1.0, 2.1.1, 2.1.2, 2.2.0, 2.2.1, 2.2.2", None),
+    ],
+)
+def test_the_releases_pip_lists_name_the_platform_the_text_does_not(
+    setting: str, requirement: str, versions: str, platform: str | None
+) -> None:
+    """pip lists the releases the index has for its machine; where those are what wheels.toml
+    has for some platforms only, and the release asked for has no file for any of them, that is
+    the platform: the cause, and a fix naming the platform and its last release."""
+    explanation = explain_text(f"{setting}\n{_not_found(requirement, versions)}", KB)
+    judged = any(e.rule == "release-has-no-wheel-for-this-platform" for e in explanation.evidence)
+    assert judged == (platform is not None)
+    if platform is None:
+        return
+    assert explanation.cause == "wrong_platform_wheel"
+    assert explanation.fix is not None
+    assert f"the index has for {platform}, so this machine is that" in explanation.fix.summary
+    assert "torch 2.2.2 is the last release for it" in explanation.fix.summary
+    assert explanation.fix.commands == ("python -m pip install torch==2.2.2",)
+
+
+@pytest.mark.parametrize(
+    ("setting", "container"),
+    [
+        ("Ubuntu 22.04, running in Docker", True),
+        ("Ubuntu 22.04 inside a container", True),
+        ("CentOS 7, conda env, not in Docker", False),
+        ("bare metal, not running in a container", False),
+        ("Ubuntu 22.04 without Docker", False),
+    ],
+)
+def test_a_container_said_not_to_be_there_is_not_a_container(setting: str, container: bool) -> None:
+    """A driver-too-old message in a container is the image's CUDA; "not in Docker" is no
+    container, so it stays the driver."""
+    message = "RuntimeError: The NVIDIA driver on your system is too old (found version 11060)."
+    explanation = explain_text(f"{setting}\n{message}", KB)
+    assert any(f.name == "container" for f in explanation.facts) == container
+    assert explanation.cause == ("container_driver_mismatch" if container else "driver_too_old")

@@ -160,6 +160,9 @@ def test_wheel_names_give_version_build_python_and_platforms() -> None:
         "macos-arm64",
         "macos-x86_64",
     }
+    # the older multi-architecture Mac formats hold no arm64 code
+    assert wheel("x-0.1-cp37-cp37m-macosx_10_6_intel.whl").platforms == {"macos-x86_64"}
+    assert wheel("x-0.1-cp37-cp37m-macosx_10_9_universal.whl").platforms == {"macos-x86_64"}
     assert wheel("jax-0.5.0-py3-none-any.whl").python_tags == {"py3"}
     assert ic.parse_wheel(ic.IndexFile("x-1.0.tar.gz", "u", None, False, None)) is None
 

@@ -1,13 +1,14 @@
 """Facts judged from other facts and the knowledge base, for the rules of patterns.toml to look at:
 whether the release a text asks for has a wheel for the reporter's Python and platform (or its
-package has wheels for some OSes only, for the Linux the text names, or for the Mac or Windows on
-ARM it names), whether the cuDNN a program could not load is of another major version than the one
-installed, whether an older cuDNN was loaded though a newer one is installed, whether the ONNX
-Runtime release named is built for another cuDNN major than the one installed, whether the
-user-space driver and the kernel module are of different versions, whether every release pip found
-is newer than the version pinned, whether the page of PyTorch's builds pip read lists the local
-build asked for, whether nvcc rejected an architecture a CUDA toolkit the text names supports,
-whether the GPU named already has the last driver its architecture gets (ceiling.py)."""
+package has wheels for some OSes only, for the Linux the text names, or for the Mac or Windows
+on ARM it names), whether the cuDNN a program could not load is of another major version than
+the one installed, whether an older cuDNN was loaded though a newer one is installed, whether
+pip's list of the releases it found says the platform (offered.py), whether the ONNX Runtime
+release named is built for another cuDNN major than the one installed, whether the user-space
+driver and the kernel module are of different versions, whether every release pip found is newer
+than the version pinned, whether the page of PyTorch's builds pip read lists the local build
+asked for, whether nvcc rejected an architecture a CUDA toolkit the text names supports, whether
+the GPU named already has the last driver its architecture gets (ceiling.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from gpuenv.explain.served import (
     arm_served,
     asked,
     linux_served,
+    offered_platform_unpublished,
     platform_unserved,
     platforms_few,
     python_unserved,
@@ -37,7 +39,9 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
     out = {}
     if python_unserved(facts, snapshot, kb):
         out["python_unserved"] = "true"
-    if platform_unserved(facts, snapshot, kb):
+    if offered_platform_unpublished(facts, snapshot, kb):
+        out["platform_from_versions"] = "true"
+    if "platform_from_versions" in out or platform_unserved(facts, snapshot, kb):
         out["platform_unserved"] = "true"
     if platforms_few(facts, snapshot, kb):
         out["platforms_few"] = "true"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from gpuenv.diagnose.findings import Finding
 from gpuenv.explain.derived import judged
-from gpuenv.explain.fix import cause_hints, make_fix
+from gpuenv.explain.fix import Case, cause_hints, make_fix
 from gpuenv.explain.lexicon import Guess, guess
 from gpuenv.explain.model import Candidate, Evidence, Explanation, Fact
 from gpuenv.explain.needles import compile_needles, locate
@@ -66,7 +66,8 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     snapshot = infer_driver(snapshot, kb)
     findings = _findings(snapshot, kb)
     values = fact_values(facts, snapshot)
-    for name, value in judged(facts, snapshot, kb).items():
+    verdicts = judged(facts, snapshot, kb)
+    for name, value in verdicts.items():
         values.setdefault(name, set()).add(value)
     counted = counting(hits, values, compiled(kb).rules)
     ranked = rank(counted, findings)
@@ -87,7 +88,8 @@ def explain(raw_text: str, kb: KnowledgeBase, local: Snapshot | None = None) -> 
     ranked = with_outcomes(ranked, evidence_of(decided), kb)
     top = ranked[0] if ranked else None
     all_facts = facts + (_local_facts(pasted, snapshot) if local is not None else [])
-    fix = make_fix(top.cause, facts, snapshot, findings, counted, kb) if top else None
+    case = Case(facts, snapshot, kb, frozenset(verdicts))
+    fix = make_fix(top.cause, case, findings, counted) if top else None
     return Explanation(
         cause=top.cause if top else None,
         confidence=top.confidence if top else 0.0,

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gpuenv.diagnose.context import gpu_compute_capability
 from gpuenv.diagnose.findings import Finding, Fix
 from gpuenv.errors import GpuenvError
-from gpuenv.explain.ceiling import gpu_at_driver_ceiling
 from gpuenv.explain.model import Fact
 from gpuenv.explain.scan import Hit
 from gpuenv.explain.served import (
     asked,
     cuda_build_unpublished,
+    has_platform,
+    offered_machines,
+    offered_specifier,
     platform_of,
-    platform_unserved,
-    platforms_few,
     platforms_of,
     published_platforms,
     python_of,
@@ -42,22 +43,28 @@ FRAMEWORKS = ("torch", "tensorflow", "jax", "cupy", "onnxruntime")
 _PLANNED = {"tensorflow-gpu": "tensorflow", "pytorch": "torch", "jaxlib": "jax"}
 
 
+@dataclass(frozen=True)
+class Case:
+    """What a fix is made from: the facts read, the reporter's snapshot, and the names of the
+    facts derived.judged found true (judged once, for the rules and the fix alike)."""
+
+    facts: Sequence[Fact]
+    snapshot: Snapshot
+    kb: KnowledgeBase
+    judged: frozenset[str]
+
+
 def make_fix(
-    cause: str,
-    facts: Sequence[Fact],
-    snapshot: Snapshot,
-    findings: Sequence[Finding],
-    hits: Sequence[Hit],
-    kb: KnowledgeBase,
+    cause: str, case: Case, findings: Sequence[Finding], hits: Sequence[Hit]
 ) -> Fix | None:
     doctor = next((f.fix for f in findings if f.cause == cause and f.fix and f.fix.summary), None)
     if doctor is not None:
         return doctor
     builder = BUILDERS.get(cause)
-    built = builder(facts, snapshot, kb) if builder else None
+    built = builder(case) if builder else None
     if built is not None:
         return built
-    hints = cause_hints(cause, hits, kb)
+    hints = cause_hints(cause, hits, case.kb)
     return Fix(summary=hints[0], notes=hints[1:]) if hints else None
 
 
@@ -149,7 +156,8 @@ def _driver_need(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
     )
 
 
-def _driver_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _driver_fix(case: Case) -> Fix | None:
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
     lead = _driver_need(facts, snapshot, kb)
     framework = _framework(facts)
     planned = plan_fix([framework], snapshot, kb, lead + "Upgrade the driver, or: ")
@@ -158,7 +166,8 @@ def _driver_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
     return Fix(lead + "Upgrade the driver.", (), "system") if lead else None
 
 
-def _container_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _container_fix(case: Case) -> Fix | None:
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
     lead = _driver_need(facts, snapshot, kb)
     if not lead:
         return None
@@ -172,8 +181,9 @@ def _container_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase)
     )
 
 
-def _framework_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
-    if gpu_at_driver_ceiling(facts, snapshot, kb):
+def _framework_fix(case: Case) -> Fix | None:
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
+    if "gpu_at_driver_ceiling" in case.judged:
         # a newer driver is no fix, and a plan blind to the GPU's architecture may pick a build
         # it cannot run: the rule's hint says what to do
         known = any(gpu_compute_capability(kb, gpu) for gpu in snapshot.gpus)
@@ -182,7 +192,8 @@ def _framework_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase)
     return plan_fix([_framework(facts)], snapshot, kb)
 
 
-def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _package_fix(case: Case) -> Fix | None:
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
     package = value(facts, "package") or ""
     name = re.split(r"[=<>!~\[ ]", package, maxsplit=1)[0].lower()
     name = _PLANNED.get(name, name)
@@ -191,9 +202,10 @@ def _package_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
     return plan_fix([name], snapshot, kb)
 
 
-def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _python_fix(case: Case) -> Fix | None:
     """The Pythons the named release (or any release of the package) has wheels for, from the
     index's file lists in wheels.toml, against the reporter's Python; else the planner's fix."""
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
     name, version, label = asked(facts)
     if not name:
         return None
@@ -251,7 +263,7 @@ def _python_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) ->
             name,
             snapshot,
         )
-    return _package_fix(facts, snapshot, kb)
+    return _package_fix(case)
 
 
 def _pinned(name: str, version: str, label: str | None, kb: KnowledgeBase) -> str:
@@ -287,10 +299,11 @@ def _python_env_fix(summary: str, row: Row, requirement: str, snapshot: Snapshot
     return Fix(summary, commands, "pip")
 
 
-def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _wheel_fix(case: Case) -> Fix | None:
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
     wheel = parse_wheel_name(value(facts, "wheel") or "")
     if wheel is None:
-        return _platform_fix(facts, snapshot, kb)
+        return _platform_fix(case)
     python = snapshot.python_env.python_version if snapshot.python_env else None
     wants = f"CPython {wheel.python_version}" if wheel.python_version else wheel.python
     lead = f"{wheel.name} {wheel.version} is built for {wants} on {wheel.platform}"
@@ -304,20 +317,23 @@ def _wheel_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> 
     return planned if planned and name in FRAMEWORKS else Fix(lead + ".", (), "pip")
 
 
-def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _platform_fix(case: Case) -> Fix | None:
     """The platforms the index has files of the package (or the release) for, against the
     reporter's, when wheels.toml lists them and none is the reporter's (or the text does not say
     the platform and the package is published for some OSes only)."""
-    if platforms_few(facts, snapshot, kb):
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
+    if "platforms_few" in case.judged:
         return _few_platforms_fix(facts, kb)
-    if not platform_unserved(facts, snapshot, kb):
+    if "platform_unserved" not in case.judged:
         return None
+    if "platform_from_versions" in case.judged:
+        return _offered_platform_fix(facts, snapshot, kb)
     name, version, label = asked(facts)
     platforms = platforms_of(snapshot)
     mine = " or ".join(platforms)
     named = releases_asked(kb, name, version) if version else []
     releases = named or releases_asked(kb, name, None)  # as platform_unserved judged them
-    published = " and ".join(sorted(published_platforms(releases)))
+    published = _listed(sorted(published_platforms(releases)))
     if cuda_build_unpublished(name, label, platforms):
         lead = f"{name} {version}+{label} is a CUDA build: those are published for Linux only"
     elif named:
@@ -337,9 +353,44 @@ def _platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) 
     )
 
 
+def _offered_platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix:
+    """The platform pip's list of releases fits (the text does not say its own), the platforms
+    the release asked for has wheels for, and the last release that has one for this machine."""
+    name, version, _ = asked(facts)
+    releases = releases_asked(kb, name, None)
+    _, wanted = offered_specifier(facts)
+    named = [r for r in releases if wanted is not None and wanted.contains(str(r["version"]))]
+    published = _listed(sorted(published_platforms(named)))
+    asked_for = f"{name} {version}" if version else f"{name}{wanted}"
+    machines = sorted({platform for platform, _ in offered_machines(facts, snapshot, kb)})
+    last = max(
+        (r for r in releases if all(has_platform(r, p) for p in machines)),
+        key=release_key,
+        default=None,
+    )
+    summary = (
+        f"{asked_for} has wheels for {published} only; the releases pip listed are those "
+        f"the index has for {' or '.join(machines)}, so this machine is that"
+    )
+    if last is None:
+        return Fix(summary + ": install it on a platform it is published for.", (), "pip")
+    return Fix(
+        f"{summary}, and {name} {last['version']} is the last release for it: install that "
+        f"release, with versions of the packages built on {name} that accept it, or use a "
+        f"machine {asked_for} is published for.",
+        (f"python -m pip install {name}=={last['version']}",),
+        "pip",
+    )
+
+
+def _listed(items: Sequence[str]) -> str:
+    """The items as prose: "a, b and c"."""
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
+
+
 def _few_platforms_fix(facts: Sequence[Fact], kb: KnowledgeBase) -> Fix:
     name, _, _ = asked(facts)
-    published = " and ".join(sorted(published_platforms(releases_asked(kb, name, None))))
+    published = _listed(sorted(published_platforms(releases_asked(kb, name, None))))
     return Fix(
         f"{name} has wheels for {published} only (every release the index lists): "
         "unless this machine is one of them, install it on one (WSL2 on Windows for a Linux "
@@ -349,7 +400,8 @@ def _few_platforms_fix(facts: Sequence[Fact], kb: KnowledgeBase) -> Fix:
     )
 
 
-def _library_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _library_fix(case: Case) -> Fix | None:
+    facts, kb = case.facts, case.kb
     name = value(facts, "missing_library") or ""
     row = next(
         (r for r in kb.rows("cuda_libs", "soname") if name.startswith(str(r["soname"]))), None
@@ -366,7 +418,8 @@ def _library_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
     )
 
 
-def _conda_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> Fix | None:
+def _conda_fix(case: Case) -> Fix | None:
+    facts, snapshot, kb = case.facts, case.snapshot, case.kb
     if not any(f.name == "package" and f.value == "__cuda" for f in facts):
         return (
             plan_fix(_frameworks_named(facts), snapshot, kb)

@@ -197,9 +197,20 @@ def normalize_platform(tag: str) -> str:
     return windows.get(tag) or (f"macos-{mac.group(1)}" if mac else tag)
 
 
+# macOS's multi-architecture binary formats, by the architectures wheels.toml names
+_MAC_FAT = {
+    "universal2": ("arm64", "x86_64"),
+    "universal": ("x86_64",),  # i386, ppc and x86_64: from before Apple silicon
+    "intel": ("x86_64",),  # i386 and x86_64
+    "fat3": ("x86_64",),  # i386, ppc and x86_64
+    "fat64": ("x86_64",),  # ppc64 and x86_64
+}
+
+
 def _platforms(tag: str) -> set[str]:
-    if re.match(r"^macosx_\d+_\d+_universal2?$", tag):
-        return {"macos-arm64", "macos-x86_64"}
+    fat = re.match(r"^macosx_\d+_\d+_(\w+)$", tag)
+    if fat and fat.group(1) in _MAC_FAT:
+        return {f"macos-{arch}" for arch in _MAC_FAT[fat.group(1)]}
     return {normalize_platform(tag)}
 
 

@@ -109,6 +109,10 @@ FACTS: dict[str, str] = {
         "the package asked for has no wheel for the reporter's OS and architecture (true), "
         "judged from wheels.toml"
     ),
+    "platform_from_versions": (
+        "the releases the installer listed are those the index has for platforms the release "
+        "asked for has no file for (true), judged from wheels.toml: the reporter's platform"
+    ),
     "platforms_few": (
         "the text does not say the reporter's platform and the package asked for has wheels "
         "for some OSes only (true), judged from wheels.toml"

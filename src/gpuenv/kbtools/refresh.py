@@ -65,6 +65,18 @@ class PackageSpec:
     extras: tuple[str, ...] = ()  # extras whose CUDA pins count, e.g. tensorflow[and-cuda]
 
 
+# packages users most often find no file of (explain judges their platforms and Pythons)
+UNSERVED_OFTEN = (
+    "faiss-gpu",
+    "faiss-gpu-cu11",
+    "faiss-gpu-cu12",
+    "paddlepaddle-gpu",
+    "mediapipe",
+    "decord",
+    "open3d",
+    "mlx",
+    "vllm",
+)
 PACKAGES: tuple[PackageSpec, ...] = (
     PackageSpec("torch", ">=1.8", "cuda"),
     PackageSpec("torchvision", ">=0.15", "torch"),
@@ -86,6 +98,7 @@ PACKAGES: tuple[PackageSpec, ...] = (
     PackageSpec("nvidia-cudnn-cu11", "", "none"),
     PackageSpec("nvidia-cudnn-cu12", "", "none"),
     PackageSpec("tensorflow", ">=2.12", "cuda", ("and-cuda",)),
+    *(PackageSpec(name, "", "none") for name in UNSERVED_OFTEN),
 )
 
 
