@@ -17,11 +17,11 @@ from collections.abc import Sequence
 
 from gpuenv.explain.ceiling import gpu_at_driver_ceiling
 from gpuenv.explain.model import Fact
+from gpuenv.explain.offered import platform_from_versions
 from gpuenv.explain.served import (
     arm_served,
     asked,
     linux_served,
-    offered_platform_unpublished,
     platform_unserved,
     platforms_few,
     python_unserved,
@@ -39,7 +39,7 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
     out = {}
     if python_unserved(facts, snapshot, kb):
         out["python_unserved"] = "true"
-    if offered_platform_unpublished(facts, snapshot, kb):
+    if platform_from_versions(facts, snapshot, kb):
         out["platform_from_versions"] = "true"
     if "platform_from_versions" in out or platform_unserved(facts, snapshot, kb):
         out["platform_unserved"] = "true"

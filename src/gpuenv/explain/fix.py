@@ -13,13 +13,12 @@ from gpuenv.diagnose.context import gpu_compute_capability
 from gpuenv.diagnose.findings import Finding, Fix
 from gpuenv.errors import GpuenvError
 from gpuenv.explain.model import Fact
+from gpuenv.explain.offered import asked_specifier, listed_machines
 from gpuenv.explain.scan import Hit
 from gpuenv.explain.served import (
     asked,
     cuda_build_unpublished,
     has_platform,
-    offered_machines,
-    offered_specifier,
     platform_of,
     platforms_of,
     published_platforms,
@@ -358,11 +357,11 @@ def _offered_platform_fix(facts: Sequence[Fact], snapshot: Snapshot, kb: Knowled
     the release asked for has wheels for, and the last release that has one for this machine."""
     name, version, _ = asked(facts)
     releases = releases_asked(kb, name, None)
-    _, wanted = offered_specifier(facts)
+    _, wanted = asked_specifier(facts)
     named = [r for r in releases if wanted is not None and wanted.contains(str(r["version"]))]
     published = _listed(sorted(published_platforms(named)))
     asked_for = f"{name} {version}" if version else f"{name}{wanted}"
-    machines = sorted({platform for platform, _ in offered_machines(facts, snapshot, kb)})
+    machines = sorted({platform for platform, _ in listed_machines(facts, snapshot, kb)})
     last = max(
         (r for r in releases if all(has_platform(r, p) for p in machines)),
         key=release_key,

@@ -13,13 +13,68 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from packaging.specifiers import SpecifierSet
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from gpuenv.explain.model import Fact
+from gpuenv.explain.served import (
+    asked,
+    platforms_of,
+    python_of,
+    releases_asked,
+    requirement,
+    serves,
+    value,
+)
+from gpuenv.facts import Snapshot
+from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.model import Row
 from gpuenv.kb.query._frameworks_util import parsed_version
-from gpuenv.kb.show import python_fits
+from gpuenv.versions import sortable
 
 Machine = tuple[str, str]  # (platform as wheels.toml names it, Python "3.11")
+
+
+def platform_from_versions(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Whether pip's list of releases fits only platforms no release asked for has a file for,
+    for a text that does not say which platform (none, or a Mac of either kind)."""
+    name, wanted = asked_specifier(facts)
+    if wanted is None or len(platforms_of(snapshot)) == 1:
+        return False
+    found = listed_machines(facts, snapshot, kb)
+    return platform_unpublished(releases_asked(kb, name, None), wanted, found)
+
+
+def listed_machines(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> set[Machine]:
+    """The platforms and Pythons, among those the text allows (a Linux distribution named: the
+    Linux ones), on which pip would list the releases it listed and find none it asked for;
+    empty for a local build (+cu121: pip lists those from another index) or releases
+    wheels.toml does not hold."""
+    name, wanted = asked_specifier(facts)
+    listed = (value(facts, "versions_offered") or "").split(",")
+    if wanted is None or any("+" in item for item in listed):
+        return set()
+    releases = releases_asked(kb, name, None)
+    platforms = platforms_of(snapshot)
+    if not platforms and value(facts, "linux_named"):  # a Linux distribution, no architecture
+        platforms = tuple(sorted({p for r in releases for p in r.get("platforms", [])}))
+        platforms = tuple(p for p in platforms if p.startswith("linux"))
+    return machines(releases, wanted, listed, platforms, python_of(facts, snapshot))
+
+
+def asked_specifier(facts: Sequence[Fact]) -> tuple[str, SpecifierSet | None]:
+    """The package pip could not satisfy and the releases it asked for (==2.4.1, ~=2.3); None
+    for a bare name, a local build (+cu121) or a requirement pip would not read."""
+    name, version, label = asked(facts)
+    if not name or label:
+        return name, None
+    try:
+        specifier = (
+            SpecifierSet(f"=={version}") if version else Requirement(requirement(facts)).specifier
+        )
+    except (InvalidRequirement, InvalidSpecifier):
+        return name, None
+    return name, specifier if len(specifier) and not any("+" in str(s) for s in specifier) else None
 
 
 def machines(
@@ -45,10 +100,12 @@ def machines(
     targets = [row for version, row in finals.items() if wanted.contains(version)]
     if not targets or not shown:
         return set()
-    earliest = min((str(row["version"]) for row in targets), key=_key)
-    first, newest = min(shown, key=_key), max((*shown, earliest), key=_key)
+    earliest = min((str(row["version"]) for row in targets), key=sortable)
+    first, newest = min(shown, key=sortable), max((*shown, earliest), key=sortable)
     expected = [
-        row for version, row in finals.items() if _key(first) <= _key(version) <= _key(newest)
+        row
+        for version, row in finals.items()
+        if sortable(first) <= sortable(version) <= sortable(newest)
     ]
     if not platforms:
         platforms = sorted(
@@ -59,8 +116,8 @@ def machines(
         (platform, minor)
         for platform in platforms
         for minor in pythons
-        if not any(_serves(row, platform, minor) for row in targets)
-        and {str(row["version"]) for row in expected if _serves(row, platform, minor)} == shown
+        if not any(serves(row, minor, platform) for row in targets)
+        and {str(row["version"]) for row in expected if serves(row, minor, platform)} == shown
     }
 
 
@@ -76,12 +133,6 @@ def platform_unpublished(
     return "any" not in published and not published & {platform for platform, _ in found}
 
 
-def _serves(row: Row, platform: str, python: str) -> bool:
-    published = row.get("platforms", [])
-    fits_platform = platform in published or "any" in published
-    return fits_platform and python_fits(row.get("python_tags", []), python)
-
-
 def _pythons(releases: Iterable[Row]) -> list[str]:
     """Every CPython 3 minor a cpXY tag of the releases names."""
     minors = {
@@ -91,8 +142,3 @@ def _pythons(releases: Iterable[Row]) -> list[str]:
         if tag.startswith("cp3") and tag[3:].split("-")[0].isdigit()
     }
     return [f"3.{minor}" for minor in sorted(minors)]
-
-
-def _key(version: str) -> tuple[int, ...]:
-    parsed = parsed_version(version)
-    return parsed.release if parsed is not None else ()

@@ -8,10 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-from gpuenv.explain import offered
 from gpuenv.explain.model import Fact
 from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
@@ -65,7 +61,7 @@ def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBa
     as a dev build, every release it lists) has no file for it; a CUDA build (+cu…) asked for
     on a Mac, or one of jaxlib's off Linux, never existed. False when the platform or the
     package's wheels are not known (pip's list of releases may say the platform: see
-    offered_platform_unpublished)."""
+    offered.platform_from_versions)."""
     platforms = platforms_of(snapshot)
     name, version, label = asked(facts)
     if not platforms or not name:
@@ -139,52 +135,6 @@ def linux_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
     return bool(published & {"linux-x86_64", "any"})
 
 
-def offered_machines(
-    facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase
-) -> set[offered.Machine]:
-    """The platforms and Pythons, among those the text allows (a Linux distribution named: the
-    Linux ones), on which pip would list the releases it listed and find none it asked for
-    (offered.py); empty for a local build (+cu121: pip lists those from another index) or
-    releases wheels.toml does not hold."""
-    name, wanted = offered_specifier(facts)
-    listed = (value(facts, "versions_offered") or "").split(",")
-    if wanted is None or any("+" in item for item in listed):
-        return set()
-    releases = releases_asked(kb, name, None)
-    platforms = platforms_of(snapshot)
-    if not platforms and value(facts, "linux_named"):  # a Linux distribution, no architecture
-        platforms = tuple(sorted({p for r in releases for p in r.get("platforms", [])}))
-        platforms = tuple(p for p in platforms if p.startswith("linux"))
-    return offered.machines(releases, wanted, listed, platforms, python_of(facts, snapshot))
-
-
-def offered_platform_unpublished(
-    facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase
-) -> bool:
-    """Whether pip's list of releases fits only platforms no release asked for has a file for
-    (offered.py), for a text that does not say which platform (none, or a Mac of either kind)."""
-    name, wanted = offered_specifier(facts)
-    if wanted is None or len(platforms_of(snapshot)) == 1:
-        return False
-    found = offered_machines(facts, snapshot, kb)
-    return offered.platform_unpublished(releases_asked(kb, name, None), wanted, found)
-
-
-def offered_specifier(facts: Sequence[Fact]) -> tuple[str, SpecifierSet | None]:
-    """The package pip could not satisfy and the releases it asked for (==2.4.1, ~=2.3); None
-    for a bare name, a local build (+cu121) or a requirement pip would not read."""
-    name, version, label = asked(facts)
-    if not name or label:
-        return name, None
-    try:
-        specifier = (
-            SpecifierSet(f"=={version}") if version else Requirement(_requirement(facts)).specifier
-        )
-    except (InvalidRequirement, InvalidSpecifier):
-        return name, None
-    return name, specifier if len(specifier) and not any("+" in str(s) for s in specifier) else None
-
-
 def published_platforms(releases: Sequence[Row]) -> set[str]:
     """The platforms any of the releases (wheels.toml rows) has files for."""
     return {p for r in releases for p in r.get("platforms", [])}
@@ -223,7 +173,7 @@ def asked(facts: Sequence[Fact]) -> tuple[str, str | None, str | None]:
     """The package the text asks for (normalised), the release without its local label, and the
     label (cu111 of torch==1.9.1+cu111); ("", None, None) when none is named."""
     spec = re.match(
-        r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*(?:\+[\w.]+)?))?", _requirement(facts)
+        r"\s*([A-Za-z0-9_.-]+)\s*(?:===?\s*(\d[\w.]*(?:\+[\w.]+)?))?", requirement(facts)
     )
     if spec is None:
         return "", None, None
@@ -241,7 +191,7 @@ def _version_asked(facts: Sequence[Fact]) -> str | None:
     return next(iter(labelled or named), None)
 
 
-def _requirement(facts: Sequence[Fact]) -> str:
+def requirement(facts: Sequence[Fact]) -> str:
     """The requirement pip could not satisfy, with its version when the line names one."""
     fact = next((f for f in facts if f.name == "package"), None)
     if fact is None:
