@@ -25,6 +25,10 @@ from tests.builders import machine, torch_build
             ("--driver", "--platform macos-arm64"),
         ),
         (
+            ["--gpu", "RTX 3090", "--platform", "macos-x86_64"],
+            ("--gpu RTX 3090", "--platform macos-x86_64"),
+        ),
+        (
             ["--jetpack", "6.1", "--platform", "windows-x86_64"],
             ("--jetpack 6.1", "--platform windows-x86_64"),
         ),

@@ -40,7 +40,7 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 and
 # fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
 # thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth, fresh18 with
-# its sixteenth, fresh19 with its seventeenth); measured
+# its sixteenth, fresh19 with its seventeenth, fresh20 with its eighteenth); measured
 # blind, then their tune halves studied or trained on; their check halves are never tuned or
 # trained on.
 LATER_SETS = {
@@ -61,6 +61,7 @@ LATER_SETS = {
     "fresh17": CORPUS / "error-cases.fresh17.jsonl",
     "fresh18": CORPUS / "error-cases.fresh18.jsonl",
     "fresh19": CORPUS / "error-cases.fresh19.jsonl",
+    "fresh20": CORPUS / "error-cases.fresh20.jsonl",
 }
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -107,7 +108,7 @@ MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; 
 # fresh15's spent their look-ups mostly on threads already used: 63 cases; fresh16's searched
 # smaller trackers: 90 cases, 5 dropped as unsettled (85); fresh17's 90, 2 dropped (88); fresh18's
 # found most settled threads of the classic messages taken: 74; fresh19's searched scientific and
-# application trackers: 85
+# application trackers: 85; fresh20's less-mined research and application trackers: 79
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -159,6 +160,13 @@ LATER_SHORT_CAUSES = {
         "cudnn_mismatch": 4,
         "driver_module_mismatch": 0,
     },
+    "fresh20": {
+        "solver_conflict": 4,
+        "nccl_issue": 4,
+        "container_driver_mismatch": 3,
+        "cudnn_mismatch": 1,
+        "driver_module_mismatch": 0,
+    },
 }
 LATER_SHORT_SIZE = {
     "fresh13": 102,
@@ -168,6 +176,7 @@ LATER_SHORT_SIZE = {
     "fresh17": 88,
     "fresh18": 74,
     "fresh19": 85,
+    "fresh20": 79,
 }
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"

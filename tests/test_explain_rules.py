@@ -1320,3 +1320,29 @@ def test_a_container_said_not_to_be_there_is_not_a_container(setting: str, conta
     explanation = explain_text(f"{setting}\n{message}", KB)
     assert any(f.name == "container" for f in explanation.facts) == container
     assert explanation.cause == ("container_driver_mismatch" if container else "driver_too_old")
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        # nvcuda.dll is the driver's own library on Windows, as libcuda.so.1 is on Linux
+        ("[h264_nvenc @ 000001f8d00602c0] Cannot load nvcuda.dll", "no_driver"),
+        ("OSError: could not load library nvcuda.dll", "no_driver"),
+        # a DLL of the toolkit is the toolkit's
+        ("System error - cudart64_12.dll not found", "missing_cuda_lib"),
+        # a hipError is the ROCm runtime's
+        ("      error: 'hipErrorInvalidDevice'(1010) at square.cpp:60", "mps_or_rocm_specific"),
+        # a TensorRT engine built by another TensorRT than the one loading it
+        (
+            "Error Code 1: Serialization (Serialization assertion stdVersionRead == "
+            "serializationVersion failed.Version tag does not match. Note: Current Version: 232, "
+            "Serialized Engine Version: 237)",
+            "multiple_cuda_conflict",
+        ),
+        # an onnxruntime without the CUDA provider is a CPU build
+        ("CUDA execution provider is not enabled in this build.", "cpu_only_build"),
+        ("[Bug]: name 'ncclGetVersion' is not defined", "nccl_issue"),
+    ],
+)
+def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str) -> None:
+    assert explain_text(message, KB).cause == cause

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from gpuenv.kb import default_kb
 from gpuenv.kb.query.containers import parse_require_cuda
@@ -322,3 +323,34 @@ def test_mixed_generations_need_a_build_with_code_for_every_gpu() -> None:
     reasons = " ".join(r.reason for r in none.unplaced[0].rejected)
     assert "sm_61" in reasons and "sm_120" in reasons
     assert [c.kind for c in none.changes] == ["gpus"]
+
+
+def test_an_intel_mac_gets_each_frameworks_last_release_for_it() -> None:
+    """PyTorch, TensorFlow and jaxlib stopped publishing files for Intel Macs (wheels.toml):
+    the plan takes the last release that has one, never a later one pip would not find there,
+    while an Apple-silicon Mac gets a newer torch."""
+    plan = plan_for(
+        Scenario(
+            "intel-mac", ("torch", "tensorflow", "jax"), python="3.11", platform="macos-x86_64"
+        )
+    )
+    assert plan.verdict == FITS and plan.target.platform == "macos-x86_64"
+    chosen = {p.name: p.public_version for p in plan.envs[0].packages}
+    assert chosen == {"torch": "2.2.2", "tensorflow": "2.16.2", "jax": "0.4.38", "jaxlib": "0.4.38"}
+    passed_over = _torch(plan).rejected
+    assert passed_over and all("no build for macos-x86_64" in r.reason for r in passed_over)
+    apple = _torch(plan_for(Scenario("m-mac", ("torch",), python="3.11", platform="macos-arm64")))
+    assert Version(apple.public_version) > Version("2.2.2")
+
+
+def test_a_jax_release_without_its_own_jaxlib_is_pinned_with_the_one_it_runs_with() -> None:
+    """jax 0.5.2 was a release of jax alone: its pair is jaxlib 0.5.1, whose files say which
+    platforms and Pythons it serves (so an Intel Mac, which jaxlib 0.5 left, is not planned it)."""
+    plan = plan_for(Scenario("jax-patch", ("jax==0.5.2",), python="3.11"))
+    assert plan.verdict == FITS
+    assert [p.requirement for p in plan.envs[0].packages] == ["jax==0.5.2", "jaxlib==0.5.1"]
+    mac = plan_for(
+        Scenario("jax-patch-mac", ("jax==0.5.2",), python="3.11", platform="macos-x86_64")
+    )
+    assert mac.verdict == NO_FIT
+    assert any("no build for macos-x86_64" in r.reason for r in mac.unplaced[0].rejected)

@@ -48,7 +48,7 @@ from gpuenv.kb.toml_writer import toml_document  # noqa: E402
 # 81.4% to 80.7% in the sixteenth, while fresh18's tune half moved them by two texts of 607)
 TUNED = tuple(
     ROOT / "corpus" / f"error-cases{name}.jsonl"
-    for name in ("", ".fresh", *(f".fresh{n}" for n in (*range(2, 17), 18, 19)))
+    for name in ("", ".fresh", *(f".fresh{n}" for n in (*range(2, 17), 18, 19, 20)))
 )
 TRAIN = ROOT / "corpus" / "error-cases.train.jsonl"
 DEV = ROOT.parent / "shared" / "corpus" / "error-cases.dev.jsonl"
@@ -78,12 +78,12 @@ ANCHORS = _words(
     " nvml gpu gpus driver drivers torch pytorch torchvision tensorflow tf jax jaxlib cupy"
     " onnxruntime xla triton rocm hip amd mps metal dll conda mamba micromamba pixi pip uv"
     " wheel whl docker container jetson jetpack l4t tegra xformers flash_attn mmcv apex"
-    " bitsandbytes tensorrt nvinfer nvcc ptx kernel"
+    " bitsandbytes tensorrt nvinfer nvcc ptx kernel gtx rtx geforce quadro radeon vram"
 )
 ANCHOR_PREFIXES = _words(
     "libcu cuda cudnn cublas cufft curand cusparse cusolver nvrtc nvjitlink libnv nccl nvidia"
     " sm_ cu1 thcuda cutorch torch libtorch tensorflow jax cupy onnx triton xla miopen rocblas"
-    " rocm hipblas hiperror tensile mps blas"
+    " rocm hipblas hiperror tensile mps blas xformer"
 )
 
 HEADER = """\

@@ -33,6 +33,7 @@ PLATFORMS = {
     "linux-aarch64": ("linux", "aarch64"),
     "windows-x86_64": ("windows", "AMD64"),
     "macos-arm64": ("darwin", "arm64"),
+    "macos-x86_64": ("darwin", "x86_64"),
 }
 # Visible-device settings are about the probing machine; a declared GPU makes them moot.
 _DEVICE_FAILURES = ("no_devices", "visible_devices_hide_all")
@@ -189,10 +190,10 @@ def check_consistent(what_if: WhatIf, kb: KnowledgeBase) -> None:
     if jetson_gpus and platform not in (None, "linux-aarch64"):
         clashes.append((f"--gpu {jetson_gpus[0]}", f"--platform {platform}",
                         "a Jetson module runs Linux on aarch64"))  # fmt: skip
-    if platform == "macos-arm64":
+    if platform is not None and platform.startswith("macos-"):
         nvidia = (("--gpu", what_if.gpus[0] if what_if.gpus else None),
                   ("--driver", what_if.driver), ("--jetpack", what_if.jetpack))  # fmt: skip
-        clashes += [(f"{flag} {value}", "--platform macos-arm64",
+        clashes += [(f"{flag} {value}", f"--platform {platform}",
                      "macOS has no NVIDIA driver or CUDA")
                     for flag, value in nvidia if value is not None]  # fmt: skip
     if clashes:

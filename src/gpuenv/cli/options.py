@@ -117,7 +117,7 @@ def target_options(parser: argparse.ArgumentParser) -> None:
     what_if.add_argument(
         "--platform",
         metavar="PLATFORM",
-        help="linux-x86_64 | linux-aarch64 | windows-x86_64 | macos-arm64",
+        help="linux-x86_64 | linux-aarch64 | windows-x86_64 | macos-arm64 | macos-x86_64",
     )
     what_if.add_argument("--jetpack", metavar="VERSION", help="Jetson JetPack release, e.g. 6.1")
 

@@ -18,6 +18,7 @@ PLATFORMS = {
     ("windows", "amd64"): "windows-x86_64",
     ("windows", "x86_64"): "windows-x86_64",
     ("darwin", "arm64"): "macos-arm64",
+    ("darwin", "x86_64"): "macos-x86_64",
 }
 
 

@@ -45,6 +45,16 @@ def platform_from_versions(facts: Sequence[Fact], snapshot: Snapshot, kb: Knowle
     return platform_unpublished(releases_asked(kb, name, None), wanted, found)
 
 
+def inferred_platform(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> str | None:
+    """The platform pip's list of releases says the machine is, for a text that does not say
+    it: the one platform of every machine the list fits (torch's list ending at 2.2.2 while
+    2.4.1 is asked for: macos-x86_64); None when the list fits several or none."""
+    if len(platforms_of(snapshot)) == 1:
+        return None
+    found = {platform for platform, _ in listed_machines(facts, snapshot, kb)}
+    return found.pop() if len(found) == 1 else None
+
+
 def listed_machines(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> set[Machine]:
     """The platforms and Pythons, among those the text allows (a Linux distribution named: the
     Linux ones), on which pip would list the releases it listed and find none it asked for;

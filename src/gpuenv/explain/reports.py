@@ -129,6 +129,13 @@ def _collect_env(text: Text, line: int) -> list[Fact]:
             lines,
             r,
         ),
+        _fact(
+            "arch",
+            _arch_of(report.get("Python platform") or "", report.get("OS") or ""),
+            start,
+            lines,
+            r,
+        ),
     ]
     available = report.cuda_available
     if available is not None:
@@ -156,6 +163,21 @@ def _os_of(system: str, platform: str) -> str | None:
             return name
     if any(w in words for w in ("linux", "ubuntu", "debian", "centos", "fedora", "red hat")):
         return "linux"
+    return None
+
+
+# conda's platform subdirectory (osx-64, linux-aarch64) -> the architecture
+_CONDA_ARCH = {"64": "x86_64", "arm64": "arm64", "aarch64": "aarch64", "ppc64le": "ppc64le"}
+_ARCH = re.compile(r"(?<![a-z0-9])(x86_64|amd64|aarch64|arm64)(?![a-z0-9])", re.IGNORECASE)
+
+
+def _arch_of(*lines: str) -> str | None:
+    """The architecture of the Python that ran (its platform line, "macOS-14.4-arm64-arm-64bit",
+    first: under Rosetta it is x86-64 whatever the Mac), else the one the OS line gives."""
+    for line in lines:
+        found = _ARCH.search(line)
+        if found:
+            return found.group(1)
     return None
 
 
@@ -284,6 +306,7 @@ def _conda_info(text: Text, line: int) -> list[Fact]:
                 lines,
                 r,
             ),
+            _fact("arch", _CONDA_ARCH.get(platform.partition("-")[2]), start, lines, r),
         ]
     )
 

@@ -415,6 +415,29 @@ def assume_platform(snapshot: Snapshot) -> Snapshot:
     return dataclasses.replace(snapshot, host=dataclasses.replace(host, os=os_obs, arch=arch_obs))
 
 
+def infer_platform(snapshot: Snapshot, facts: Sequence[Fact], kb: KnowledgeBase) -> Snapshot:
+    """A text that does not say the OS or the architecture, or says only macOS, where pip's list
+    of the releases it found fits one platform alone: that platform, its source saying why."""
+    from gpuenv.explain.offered import inferred_platform
+    from gpuenv.whatif import PLATFORMS
+
+    platform = inferred_platform(facts, snapshot, kb)
+    listed = first(facts, "versions_offered")
+    if platform not in PLATFORMS or listed is None:
+        return snapshot
+    os_name, arch = PLATFORMS[platform]
+    why = f"inferred: pip's list of the releases it found is what the index has for {platform}"
+    host = snapshot.host
+    return dataclasses.replace(
+        snapshot,
+        host=dataclasses.replace(
+            host,
+            os=host.os if host.os.value else Observation(os_name, why, listed.raw),
+            arch=host.arch if host.arch.value else Observation(arch, why, listed.raw),
+        ),
+    )
+
+
 def infer_driver(snapshot: Snapshot, kb: KnowledgeBase) -> Snapshot:
     """A text that gives the driver's CUDA (found version 11060, __cuda=12.0) but not its
     version: plan for the oldest driver that supports that CUDA, which the real one is not

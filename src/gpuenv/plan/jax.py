@@ -10,7 +10,7 @@ from gpuenv.plan import wheels
 from gpuenv.plan.candidate import Candidate, variant_rank
 from gpuenv.plan.floors import cudnn_family, cudnn_pins, toolkit_floor, with_build_code
 from gpuenv.plan.target import Target
-from gpuenv.versions import ComputeCapability, CudaVersion
+from gpuenv.versions import ComputeCapability, CudaVersion, sortable
 
 
 def jax_candidates(target: Target) -> list[Candidate]:
@@ -27,7 +27,8 @@ def jax_candidates(target: Target) -> list[Candidate]:
 
 
 def _cpu_build(target: Target, version: str) -> Candidate:
-    jaxlib = wheels.release(target.kb, "jaxlib", version)
+    jaxlib = _jaxlib_for(target, version)
+    jaxlib_version = str(jaxlib["version"]) if jaxlib else version
     return Candidate(
         framework="jax",
         name="jax",
@@ -35,9 +36,23 @@ def _cpu_build(target: Target, version: str) -> Candidate:
         build="cpu",
         python_tags=wheels.tags(jaxlib),
         platforms=wheels.platforms(jaxlib),
-        companions=(("jaxlib", version, ()),) if jaxlib else (),
-        why=f"jax {version} with jaxlib (CPU)",
+        companions=(("jaxlib", jaxlib_version, ()),) if jaxlib else (),
+        why=f"jax {version} with jaxlib {jaxlib_version} (CPU)",
     )
+
+
+def _jaxlib_for(target: Target, version: str) -> Row | None:
+    """The jaxlib of a jax release: the one of the same version, else (a release of jax alone,
+    such as 0.5.2) the newest jaxlib of its line before it, which is what it runs with: its
+    files, not jax's pure-Python wheel, say which platforms and Pythons the pair serves."""
+    line = sortable(version).release[:2]
+    older = (
+        row
+        for row in wheels.releases(target.kb, "jaxlib")
+        if sortable(str(row["version"])).release[:2] == line
+        and sortable(str(row["version"])) <= sortable(version)
+    )
+    return next(older, None)
 
 
 def _extra(row: Row) -> str | None:

@@ -47,7 +47,7 @@ def _outside_knowledge(plan: Plan, request: Request) -> list[str]:
 
 
 def _target_notes(plan: Plan, target: Target) -> list[str]:
-    out = []
+    out = _platform_notes(target)
     if target.python is None and not plan.container and plan.envs:
         out.append(
             "The target's Python is unknown: wheels were not checked against it; give "
@@ -66,6 +66,22 @@ def _target_notes(plan: Plan, target: Target) -> list[str]:
             '--gpu "NAME" to check.'
         )
     return out
+
+
+def _platform_notes(target: Target) -> list[str]:
+    """A platform the report did not state (a pasted report's): assumed, or inferred from it."""
+    host = target.ctx.snapshot.host
+    sources = [str(o.source) for o in (host.os, host.arch) if o.value is not None]
+    inferred = next((s for s in sources if s.startswith("inferred")), None)
+    if inferred:
+        why = inferred.partition(": ")[2] or inferred
+        return [f"The target's platform, {target.platform}, is inferred: {why}."]
+    if "assumed" in sources and target.jetpack is None:
+        return [
+            f"The target's platform, {target.platform}, is assumed: the report does not say it; "
+            "give --platform to plan for another."
+        ]
+    return []
 
 
 def _build_notes(plan: Plan, target: Target) -> list[str]:

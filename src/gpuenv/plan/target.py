@@ -45,7 +45,9 @@ class GpuFloor:
 @dataclass(frozen=True)
 class Target:
     ctx: Context
-    platform: str  # "linux-x86_64" | "linux-aarch64" | "windows-x86_64" | "macos-arm64"
+    platform: (
+        str  # "linux-x86_64" | "linux-aarch64" | "windows-x86_64" | "macos-arm64" | "macos-x86_64"
+    )
     python: tuple[int, int] | None
     gpus: tuple[Gpu, ...]  # every GPU the env must serve (reported, declared or on the bus)
     jetpack: Row | None
@@ -130,7 +132,7 @@ def read_target(snapshot: Snapshot, kb: KnowledgeBase) -> Target:
     ceiling = None if ctx.jetson else _ceiling(ctx, gpus)
     if jetpack is not None and not any(g.cc for g in gpus):
         gpus = _jetson_gpus(jetpack)
-    wants_gpu = platform != "macos-arm64" and bool(gpus or ctx.driver or jetpack)
+    wants_gpu = not platform.startswith("macos-") and bool(gpus or ctx.driver or jetpack)
     python = ctx.python or (_jetpack_python(jetpack) if jetpack else None)
     if jetpack is not None:
         platform = "linux-aarch64"

@@ -55,7 +55,7 @@ def _older_lines(target: Target) -> list[Candidate]:
     out: list[Candidate] = []
     for row in torch_releases(target.kb):
         line = minor_line(str(row["torch"]))
-        if line is None or line in listed or target.platform == "macos-arm64":
+        if line is None or line in listed or target.os == "macos":
             continue
         version = f"{line[0]}.{line[1]}.0"
         variants = [str(v) for v in row.get("cuda_variants", [])] if target.wants_gpu else ["cpu"]
@@ -76,7 +76,7 @@ def _unknown(version: str) -> Candidate:
 def _builds(target: Target, version: str, row: Row, wheel: Row) -> list[Candidate]:
     default = torch_default_variant(target.kb, version, target.platform)
     builds = [_default_build(target, version, default, wheel)] if default else []
-    if target.platform == "macos-arm64":
+    if target.os == "macos":
         return builds
     variants = [str(v) for v in row.get("cuda_variants", [])] if target.wants_gpu else []
     variants += [] if target.wants_gpu else ["cpu"]

@@ -32,6 +32,8 @@ _PLATFORMS: dict[str, tuple[str, str]] = {
     "macos-arm64": ("macos", "pypi_macos"),
     "darwin": ("macos", "pypi_macos"),
     "osx-arm64": ("macos", "pypi_macos"),
+    "macos-x86_64": ("macos", "pypi_macos"),
+    "osx-64": ("macos", "pypi_macos"),
 }
 _CUDA_LABEL = re.compile(r"^cu\d{2,3}$")
 _ROCM_LABEL = re.compile(r"^rocm\d+(\.\d+)*$")

@@ -25,6 +25,7 @@ PIXI_PLATFORMS = {
     "linux-aarch64": "linux-aarch64",
     "windows-x86_64": "win-64",
     "macos-arm64": "osx-arm64",
+    "macos-x86_64": "osx-64",
 }
 
 
