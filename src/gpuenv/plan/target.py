@@ -45,9 +45,8 @@ class GpuFloor:
 @dataclass(frozen=True)
 class Target:
     ctx: Context
-    platform: (
-        str  # "linux-x86_64" | "linux-aarch64" | "windows-x86_64" | "macos-arm64" | "macos-x86_64"
-    )
+    # "linux-x86_64" | "linux-aarch64" | "windows-x86_64" | "macos-arm64" | "macos-x86_64"
+    platform: str
     python: tuple[int, int] | None
     gpus: tuple[Gpu, ...]  # every GPU the env must serve (reported, declared or on the bus)
     jetpack: Row | None
