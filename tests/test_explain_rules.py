@@ -559,6 +559,28 @@ def test_an_arm_machine_the_package_publishes_for_is_not_the_platform_missing(
     assert explanation.cause == want
 
 
+@pytest.mark.parametrize(
+    ("setting", "cause"),
+    [
+        ("Commenters report the same on M1 Macs.", "wrong_platform_wheel"),
+        ("pip install on a Mac mini M4", "wrong_platform_wheel"),
+        ("a MacBook Pro M2, macOS 14", "wrong_platform_wheel"),
+        # either Mac: decord has Intel-Mac wheels, so the platform is not judged
+        ("macOS Sonoma", "python_version_unsupported"),
+    ],
+)
+def test_an_apple_silicon_mac_is_the_platform_a_package_lacks(setting: str, cause: str) -> None:
+    """A Mac named as Apple silicon is macos-arm64 to the platform rule (served.machine_platforms):
+    decord's files are for Linux, Windows and Intel Macs, so pip finding none there is the
+    platform, and the fix names the machine and Rosetta's x86-64 Python, not both Macs."""
+    explanation = explain_text(f"{setting}\n{_found_none('decord')}", KB)
+    assert explanation.cause == cause
+    if cause == "wrong_platform_wheel":
+        assert explanation.fix is not None
+        assert "this machine is macos-arm64:" in explanation.fix.summary
+        assert "Rosetta" in explanation.fix.summary
+
+
 def test_pip_listing_versions_means_the_platform_is_served() -> None:
     """Versions found: some release has a file for this machine, so the few platforms do not
     decide; a pin older than every version listed is a Python too new (pip's '(from pkg)'
@@ -1345,4 +1367,54 @@ def test_a_container_said_not_to_be_there_is_not_a_container(setting: str, conta
     ],
 )
 def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str) -> None:
+    assert explain_text(message, KB).cause == cause
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        # a cuDNN identifier the headers lack: code for another cuDNN major
+        (
+            "cudnn.cpp:42: error: 'CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD' was not declared in "
+            "this scope",
+            "cudnn_mismatch",
+        ),
+        # the toolkit's libraries on the link path, not the driver's
+        ("/usr/bin/ld: cannot find -lcublas", "missing_cuda_lib"),
+        ("CUDA_ERROR_STUB_LIBRARY: the stub libcuda was linked", "multiple_cuda_conflict"),
+        ("OPTIX_ERROR_UNSUPPORTED_ABI_VERSION: Optix call 'optixInit()' failed", "driver_too_old"),
+        ("Unable to load library: libnvinfer_plugin.so.10", "missing_cuda_lib"),
+        ("Nvml init failed: ERROR_LIBRARY_NOT_FOUND", "no_driver"),
+        (
+            'projection.cu(1): error: namespace "cooperative_groups" has no member '
+            '"labeled_partition"',
+            "gpu_arch_unsupported",
+        ),
+        ("error: need at least compute capability 7.5", "gpu_arch_unsupported"),
+        (
+            "ImportError: DLL load failed while importing flash_attn_2_cuda: 找不到指定的程序。",
+            "extension_build_mismatch",
+        ),
+        (
+            "default argument 'x: tv::Tensor' into a Python object (type not registered yet?)",
+            "extension_build_mismatch",
+        ),
+        # a resolver's own verdict: pins that exclude each other, unless the Python range does
+        (
+            "So, because app depends on both numpy (>=2) and oldlib (1.0), version solving failed.",
+            "solver_conflict",
+        ),
+        (
+            "- tts requires Python >=3.9.0, <3.12, so it will not be satisfied for Python "
+            ">=3.12,<3.13\nBecause app depends on tts (0.22.0) which requires Python >=3.9.0, "
+            "<3.12, version solving failed.",
+            "python_version_unsupported",
+        ),
+        (
+            "warning libmamba Problem type not implemented SOLVER_RULE_STRICT_REPO_PRIORITY",
+            "solver_conflict",
+        ),
+    ],
+)
+def test_build_load_and_resolver_messages_name_their_cause(message: str, cause: str) -> None:
     assert explain_text(message, KB).cause == cause

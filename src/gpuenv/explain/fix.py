@@ -19,8 +19,8 @@ from gpuenv.explain.served import (
     asked,
     cuda_build_unpublished,
     has_platform,
+    machine_platforms,
     platform_of,
-    platforms_of,
     published_platforms,
     python_of,
     release_key,
@@ -328,7 +328,7 @@ def _platform_fix(case: Case) -> Fix | None:
     if "platform_from_versions" in case.judged:
         return _offered_platform_fix(facts, snapshot, kb)
     name, version, label = asked(facts)
-    platforms = platforms_of(snapshot)
+    platforms = machine_platforms(facts, snapshot)
     mine = " or ".join(platforms)
     named = releases_asked(kb, name, version) if version else []
     releases = named or releases_asked(kb, name, None)  # as platform_unserved judged them
@@ -344,9 +344,14 @@ def _platform_fix(case: Case) -> Fix | None:
         )
     else:
         lead = f"{name} has wheels for {published} only (every release the index lists)"
+    rosetta = (
+        " or an x86-64 Python under Rosetta, which installs the macos-x86_64 wheels"
+        if platforms == ("macos-arm64",) and "macos-x86_64" in published_platforms(releases)
+        else ""
+    )
     return Fix(
         f"{lead}; this machine is {mine}: install it on a platform it is published for "
-        "(Linux, or WSL2 on Windows).",
+        f"(Linux, or WSL2 on Windows){rosetta}.",
         (),
         "pip",
     )

@@ -62,7 +62,7 @@ def platform_unserved(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBa
     on a Mac, or one of jaxlib's off Linux, never existed. False when the platform or the
     package's wheels are not known (pip's list of releases may say the platform: see
     offered.platform_from_versions)."""
-    platforms = platforms_of(snapshot)
+    platforms = machine_platforms(facts, snapshot)
     name, version, label = asked(facts)
     if not platforms or not name:
         return False
@@ -105,9 +105,7 @@ def arm_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> 
     with none named every release wheels.toml lists (a package whose ARM wheels came late, such
     as TensorFlow's from 2.13, is not judged: the thread may predate them). Linux on ARM is left
     out for the same reason: its wheels came late for most packages."""
-    platforms = platforms_of(snapshot)
-    if platforms == ("macos-arm64", "macos-x86_64") and value(facts, "apple_silicon"):
-        platforms = ("macos-arm64",)  # the machine; a Python under Rosetta: the rule's hint
+    platforms = machine_platforms(facts, snapshot)
     name, version, label = asked(facts)
     if platforms not in (("macos-arm64",), ("windows-arm64",)) or not name:
         return False
@@ -133,6 +131,16 @@ def linux_served(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -
         return False
     published = published_platforms(releases_asked(kb, name, None)) if name else set()
     return bool(published & {"linux-x86_64", "any"})
+
+
+def machine_platforms(facts: Sequence[Fact], snapshot: Snapshot) -> tuple[str, ...]:
+    """The reporter's platforms (platforms_of), an Apple-silicon Mac's narrowed to
+    macos-arm64: the text names the machine, and a Python under Rosetta (x86-64) is the
+    exception the rules' hints name, not the rule."""
+    platforms = platforms_of(snapshot)
+    if platforms == ("macos-arm64", "macos-x86_64") and value(facts, "apple_silicon"):
+        return ("macos-arm64",)
+    return platforms
 
 
 def published_platforms(releases: Sequence[Row]) -> set[str]:
