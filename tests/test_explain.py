@@ -477,6 +477,15 @@ Is CUDA available: False
         ),
         # a text that says nothing of its machine: Linux x86-64 assumed, and said
         ("RuntimeError: Torch not compiled with CUDA enabled\n", "linux-x86_64", None, "assumed"),
+        # an Apple-silicon Mac named in prose is the machine: arm64, not assumed
+        (
+            "On my M2 Mac:\nRuntimeError: Torch not compiled with CUDA enabled\n",
+            "macos-arm64",
+            None,
+            None,
+        ),
+        # the architecture a report prints outranks the Mac it names (a Python under Rosetta)
+        ("On my M2 Mac:\n" + INTEL_MAC_COLLECT_ENV, "macos-x86_64", "torch==2.2.2", None),
     ],
 )
 def test_plan_from_a_report_plans_for_the_platform_it_shows(

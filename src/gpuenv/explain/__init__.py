@@ -45,11 +45,17 @@ def explain_text(
 def pasted_snapshot(text: str) -> tuple[Snapshot, Sequence[Fact]]:
     """The reporter's machine as far as a pasted text shows it (for `--from report.txt`)."""
     from gpuenv.explain.engine import read_facts
-    from gpuenv.explain.snapshot import assume_platform, infer_driver, infer_platform, to_snapshot
+    from gpuenv.explain.snapshot import (
+        apple_silicon_arch,
+        assume_platform,
+        infer_driver,
+        infer_platform,
+        to_snapshot,
+    )
     from gpuenv.explain.text import prepare
     from gpuenv.kb import default_kb
 
     kb = default_kb()
     facts, _, _ = read_facts(prepare(text), kb)
-    snapshot = infer_platform(to_snapshot(facts), facts, kb)
+    snapshot = infer_platform(apple_silicon_arch(to_snapshot(facts), facts), facts, kb)
     return infer_driver(assume_platform(snapshot), kb), facts

@@ -415,6 +415,25 @@ def assume_platform(snapshot: Snapshot) -> Snapshot:
     return dataclasses.replace(snapshot, host=dataclasses.replace(host, os=os_obs, arch=arch_obs))
 
 
+def apple_silicon_arch(snapshot: Snapshot, facts: Sequence[Fact]) -> Snapshot:
+    """A Mac the text names as Apple silicon ("M2 Mac", "Apple M1") with no architecture of its
+    own: arm64, for planning. explain's own snapshot leaves it unset (a Python under Rosetta is
+    x86-64, which its rules' hints name); a plan is for the machine."""
+    named = first(facts, "apple_silicon")
+    host = snapshot.host
+    if named is None or host.arch.value is not None or host.os.value not in (None, "darwin"):
+        return snapshot
+    source = _source(named)
+    return dataclasses.replace(
+        snapshot,
+        host=dataclasses.replace(
+            host,
+            os=host.os if host.os.value else Observation("darwin", source, named.raw),
+            arch=Observation("arm64", source, named.raw),
+        ),
+    )
+
+
 def infer_platform(snapshot: Snapshot, facts: Sequence[Fact], kb: KnowledgeBase) -> Snapshot:
     """A text that does not say the OS or the architecture, or says only macOS, where pip's list
     of the releases it found fits one platform alone: that platform, its source saying why."""
