@@ -99,6 +99,8 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh21.jsonl", "check", 0.60, 0.73),
         (PROJECT / "error-cases.fresh22.jsonl", "all", 0.79, 0.84),
         (PROJECT / "error-cases.fresh22.jsonl", "check", 0.77, 0.80),
+        (PROJECT / "error-cases.fresh23.jsonl", "all", 0.78, 0.85),
+        (PROJECT / "error-cases.fresh23.jsonl", "check", 0.67, 0.74),
     ],
     ids=[
         "dev",
@@ -150,6 +152,8 @@ def _need(path: Path) -> Path:
         "fresh21-check",
         "fresh22",
         "fresh22-check",
+        "fresh23",
+        "fresh23-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:

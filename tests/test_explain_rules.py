@@ -1414,6 +1414,24 @@ def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str)
             "warning libmamba Problem type not implemented SOLVER_RULE_STRICT_REPO_PRIORITY",
             "solver_conflict",
         ),
+        # Python 3.11's dataclasses refuse what an older package (fairseq 0.12.2) declares
+        (
+            "ValueError: mutable default <class 'fairseq.dataclass.configs.CommonConfig'> for "
+            "field common is not allowed: use default_factory",
+            "python_version_unsupported",
+        ),
+        (
+            "AttributeError: module 'torch._C' has no attribute '_cuda_getDeviceCount'",
+            "cpu_only_build",
+        ),
+        # CUDA 10.0's launch calls: an extension older than the runtime, not two CUDAs
+        ("op.so: undefined symbol: cudaSetupArgument", "extension_build_mismatch"),
+        ("op.so: undefined symbol: cudaGraphInstantiate", "multiple_cuda_conflict"),
+        ("NCCL WARN socketFinalizeAccept: wrong type 3 != 4", "nccl_issue"),
+        (
+            "terminate called after throwing an instance of 'c10::DynamicLibraryError'",
+            "missing_cuda_lib",
+        ),
     ],
 )
 def test_build_load_and_resolver_messages_name_their_cause(message: str, cause: str) -> None:
