@@ -488,8 +488,15 @@ Is CUDA available: False
             None,
             None,
         ),
-        # the architecture a report prints outranks the Mac it names (a Python under Rosetta)
+        # the architecture a report prints, or pip's list of releases, is the Python's: it
+        # outranks the Mac the prose names (an x86-64 Python under Rosetta)
         ("On my M2 Mac:\n" + INTEL_MAC_COLLECT_ENV, "macos-x86_64", "torch==2.2.2", None),
+        (
+            "On my M1 Mac:\n" + INTEL_MAC_PIP,
+            "macos-x86_64",
+            "torch==2.2.2",
+            "inferred: pip's list of the releases",
+        ),
     ],
 )
 def test_plan_from_a_report_plans_for_the_platform_it_shows(

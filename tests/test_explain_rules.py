@@ -564,6 +564,9 @@ def test_an_arm_machine_the_package_publishes_for_is_not_the_platform_missing(
     [
         ("Commenters report the same on M1 Macs.", "wrong_platform_wheel"),
         ("pip install on a Mac mini M4", "wrong_platform_wheel"),
+        ("在我的M1 Mac上安装", "wrong_platform_wheel"),
+        ("an iMac M1 with macOS 14", "wrong_platform_wheel"),
+        ("my M1 Pro MacBook", "wrong_platform_wheel"),
         ("a MacBook Pro M2, macOS 14", "wrong_platform_wheel"),
         # either Mac: decord has Intel-Mac wheels, so the platform is not judged
         ("macOS Sonoma", "python_version_unsupported"),
@@ -1428,6 +1431,26 @@ def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str)
         ("op.so: undefined symbol: cudaSetupArgument", "extension_build_mismatch"),
         ("op.so: undefined symbol: cudaGraphInstantiate", "multiple_cuda_conflict"),
         ("NCCL WARN socketFinalizeAccept: wrong type 3 != 4", "nccl_issue"),
+        # the same families in other spellings: NVML's enum name, MSVC's and clang's wording,
+        # TensorRT on Windows, gold's linker, a static library, Japanese Windows
+        ("NVML_ERROR_LIBRARY_NOT_FOUND", "no_driver"),
+        (
+            "yolo.c(12): error C2065: 'CUDNN_ACTIVATION_IDENTITY': undeclared identifier",
+            "cudnn_mismatch",
+        ),
+        (
+            "conv.cpp:7:5: error: use of undeclared identifier "
+            "'cudnnGetConvolutionForwardAlgorithm'",
+            "cudnn_mismatch",
+        ),
+        ("[TRT] Unable to load library: nvinfer_builder_resource_10.dll", "missing_cuda_lib"),
+        ("ld.gold: error: cannot find -lcudart", "missing_cuda_lib"),
+        ("/usr/bin/ld: cannot find -lcudart_static", "missing_cuda_lib"),
+        (
+            "ImportError: DLL load failed while importing _ext: "
+            "指定されたプロシージャが見つかりません。",
+            "extension_build_mismatch",
+        ),
         (
             "terminate called after throwing an instance of 'c10::DynamicLibraryError'",
             "missing_cuda_lib",
@@ -1436,3 +1459,23 @@ def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str)
 )
 def test_build_load_and_resolver_messages_name_their_cause(message: str, cause: str) -> None:
     assert explain_text(message, KB).cause == cause
+
+
+@pytest.mark.parametrize(
+    ("message", "cause"),
+    [
+        # list, dict and set defaults were refused on every Python: the code's bug, not 3.11
+        (
+            "ValueError: mutable default <class 'list'> for field x is not allowed: "
+            "use default_factory",
+            "python_version_unsupported",
+        ),
+        # OptiX's library missing is not a driver too old for the SDK
+        (
+            "Optix call 'optixInit()' failed with error OPTIX_ERROR_LIBRARY_NOT_FOUND",
+            "driver_too_old",
+        ),
+    ],
+)
+def test_a_family_does_not_take_its_neighbours_case(message: str, cause: str) -> None:
+    assert explain_text(message, KB).cause != cause

@@ -57,5 +57,7 @@ def pasted_snapshot(text: str) -> tuple[Snapshot, Sequence[Fact]]:
 
     kb = default_kb()
     facts, _, _ = read_facts(prepare(text), kb)
-    snapshot = infer_platform(apple_silicon_arch(to_snapshot(facts), facts), facts, kb)
+    # pip's list of releases is the Python's platform (an x86-64 one under Rosetta on an M1),
+    # so it outranks the Mac the prose names
+    snapshot = apple_silicon_arch(infer_platform(to_snapshot(facts), facts, kb), facts)
     return infer_driver(assume_platform(snapshot), kb), facts

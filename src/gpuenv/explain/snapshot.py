@@ -417,8 +417,9 @@ def assume_platform(snapshot: Snapshot) -> Snapshot:
 
 def apple_silicon_arch(snapshot: Snapshot, facts: Sequence[Fact]) -> Snapshot:
     """A Mac the text names as Apple silicon ("M2 Mac", "Apple M1") with no architecture of its
-    own: arm64, for planning. explain's own snapshot leaves it unset (a Python under Rosetta is
-    x86-64, which its rules' hints name); a plan is for the machine."""
+    own (none printed, none inferred from pip's list of releases, which is the Python's): arm64,
+    for planning. explain's own snapshot leaves it unset (a Python under Rosetta is x86-64,
+    which its rules' hints name); a plan is for the machine."""
     named = first(facts, "apple_silicon")
     host = snapshot.host
     if named is None or host.arch.value is not None or host.os.value not in (None, "darwin"):
