@@ -101,6 +101,8 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh22.jsonl", "check", 0.77, 0.80),
         (PROJECT / "error-cases.fresh23.jsonl", "all", 0.78, 0.85),
         (PROJECT / "error-cases.fresh23.jsonl", "check", 0.67, 0.74),
+        (PROJECT / "error-cases.fresh24.jsonl", "all", 0.77, 0.84),
+        (PROJECT / "error-cases.fresh24.jsonl", "check", 0.73, 0.84),
     ],
     ids=[
         "dev",
@@ -154,6 +156,8 @@ def _need(path: Path) -> Path:
         "fresh22-check",
         "fresh23",
         "fresh23-check",
+        "fresh24",
+        "fresh24-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:

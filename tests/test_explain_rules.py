@@ -1431,6 +1431,20 @@ def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str)
         ("op.so: undefined symbol: cudaSetupArgument", "extension_build_mismatch"),
         ("op.so: undefined symbol: cudaGraphInstantiate", "multiple_cuda_conflict"),
         ("NCCL WARN socketFinalizeAccept: wrong type 3 != 4", "nccl_issue"),
+        (
+            "ERROR: Device capability v2.1.0 not supported by available toolchain",
+            "gpu_arch_unsupported",
+        ),
+        (
+            "RuntimeError: Attempting to use hipBLASLt on a unsupported architecture!",
+            "mps_or_rocm_specific",
+        ),
+        ("ncclCommInitRank failed: unhandled system error", "nccl_issue"),
+        (
+            "NotImplementedError: Could not run ‘aten::add.out’ with arguments from the "
+            "‘SparseMPS’ backend.",
+            "mps_or_rocm_specific",
+        ),
         # the same families in other spellings: NVML's enum name, MSVC's and clang's wording,
         # TensorRT on Windows, gold's linker, a static library, Japanese Windows
         ("NVML_ERROR_LIBRARY_NOT_FOUND", "no_driver"),
