@@ -40,8 +40,8 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # sight of it (fresh3 with 2026-11-24's second round, fresh4 with its third, ... fresh10 and
 # fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
 # thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth, fresh18 with
-# its sixteenth, fresh19 with its seventeenth, fresh20 with its eighteenth, fresh21,
-# fresh22, fresh23 and fresh24 with its nineteenth); measured
+# its sixteenth, fresh19 with its seventeenth, fresh20 with its eighteenth, fresh21 to
+# fresh25 with its nineteenth); measured
 # blind, then their tune halves studied or trained on; their check halves are never tuned or
 # trained on.
 LATER_SETS = {
@@ -67,6 +67,7 @@ LATER_SETS = {
     "fresh22": CORPUS / "error-cases.fresh22.jsonl",
     "fresh23": CORPUS / "error-cases.fresh23.jsonl",
     "fresh24": CORPUS / "error-cases.fresh24.jsonl",
+    "fresh25": CORPUS / "error-cases.fresh25.jsonl",
 }
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -115,7 +116,8 @@ MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; 
 # found most settled threads of the classic messages taken: 74; fresh19's searched scientific and
 # application trackers: 85; fresh20's less-mined research and application trackers: 79;
 # fresh21's graphics, cluster and robotics trackers: 89; fresh22's trackers never mined: 82;
-# fresh23's non-English queries: 76; fresh24's older and niche trackers: 83
+# fresh23's non-English queries: 76; fresh24's older and niche trackers: 83;
+# fresh25's collectors ran out of search budget after about 40 look-ups each: 45
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -203,6 +205,22 @@ LATER_SHORT_CAUSES = {
         "container_driver_mismatch": 2,
         "driver_module_mismatch": 0,
     },
+    "fresh25": {
+        "extension_build_mismatch": 4,
+        "missing_cuda_lib": 4,
+        "cudnn_mismatch": 2,
+        "driver_too_old": 2,
+        "mps_or_rocm_specific": 2,
+        "other": 2,
+        "wrong_platform_wheel": 2,
+        "driver_module_mismatch": 1,
+        "multiple_cuda_conflict": 1,
+        "nccl_issue": 1,
+        "no_driver": 1,
+        "windows_dll": 1,
+        "solver_conflict": 0,
+        "container_driver_mismatch": 0,
+    },
 }
 LATER_SHORT_SIZE = {
     "fresh13": 102,
@@ -217,6 +235,7 @@ LATER_SHORT_SIZE = {
     "fresh22": 82,
     "fresh23": 76,
     "fresh24": 83,
+    "fresh25": 45,
 }
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"

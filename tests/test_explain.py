@@ -91,8 +91,8 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh17.jsonl", "check", 0.66, 0.75),
         (PROJECT / "error-cases.fresh18.jsonl", "all", 0.87, 0.93),
         (PROJECT / "error-cases.fresh18.jsonl", "check", 0.83, 0.90),
-        (PROJECT / "error-cases.fresh19.jsonl", "all", 0.76, 0.87),
-        (PROJECT / "error-cases.fresh19.jsonl", "check", 0.62, 0.75),
+        (PROJECT / "error-cases.fresh19.jsonl", "all", 0.77, 0.88),
+        (PROJECT / "error-cases.fresh19.jsonl", "check", 0.64, 0.78),
         (PROJECT / "error-cases.fresh20.jsonl", "all", 0.87, 0.92),
         (PROJECT / "error-cases.fresh20.jsonl", "check", 0.78, 0.84),
         (PROJECT / "error-cases.fresh21.jsonl", "all", 0.74, 0.82),
@@ -103,6 +103,8 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh23.jsonl", "check", 0.67, 0.74),
         (PROJECT / "error-cases.fresh24.jsonl", "all", 0.77, 0.84),
         (PROJECT / "error-cases.fresh24.jsonl", "check", 0.73, 0.84),
+        (PROJECT / "error-cases.fresh25.jsonl", "all", 0.71, 0.77),
+        (PROJECT / "error-cases.fresh25.jsonl", "check", 0.72, 0.83),
     ],
     ids=[
         "dev",
@@ -158,6 +160,8 @@ def _need(path: Path) -> Path:
         "fresh23-check",
         "fresh24",
         "fresh24-check",
+        "fresh25",
+        "fresh25-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:

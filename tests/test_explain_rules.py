@@ -1440,6 +1440,11 @@ def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str)
             "mps_or_rocm_specific",
         ),
         ("ncclCommInitRank failed: unhandled system error", "nccl_issue"),
+        ("NPP_MEMORY_ALLOCATION_ERR: Device allocation error", "out_of_memory"),
+        (
+            "luajit: symbol lookup error: libTHCUNN.so: undefined symbol: THCudaTensor_data",
+            "extension_build_mismatch",
+        ),
         (
             "NotImplementedError: Could not run ‘aten::add.out’ with arguments from the "
             "‘SparseMPS’ backend.",
