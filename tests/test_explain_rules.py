@@ -1367,15 +1367,6 @@ def test_a_container_said_not_to_be_there_is_not_a_container(setting: str, conta
         # an onnxruntime without the CUDA provider is a CPU build
         ("CUDA execution provider is not enabled in this build.", "cpu_only_build"),
         ("[Bug]: name 'ncclGetVersion' is not defined", "nccl_issue"),
-    ],
-)
-def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str) -> None:
-    assert explain_text(message, KB).cause == cause
-
-
-@pytest.mark.parametrize(
-    ("message", "cause"),
-    [
         # a cuDNN identifier the headers lack: code for another cuDNN major
         (
             "cudnn.cpp:42: error: 'CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD' was not declared in "
@@ -1476,7 +1467,9 @@ def test_a_library_named_in_a_message_says_whose_it_is(message: str, cause: str)
         ),
     ],
 )
-def test_build_load_and_resolver_messages_name_their_cause(message: str, cause: str) -> None:
+def test_a_message_family_names_its_cause(message: str, cause: str) -> None:
+    """A library named in a message says whose it is; a build, load or resolver message says
+    what failed."""
     assert explain_text(message, KB).cause == cause
 
 

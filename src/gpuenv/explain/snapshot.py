@@ -424,15 +424,7 @@ def apple_silicon_arch(snapshot: Snapshot, facts: Sequence[Fact]) -> Snapshot:
     host = snapshot.host
     if named is None or host.arch.value is not None or host.os.value not in (None, "darwin"):
         return snapshot
-    source = _source(named)
-    return dataclasses.replace(
-        snapshot,
-        host=dataclasses.replace(
-            host,
-            os=host.os if host.os.value else Observation("darwin", source, named.raw),
-            arch=Observation("arm64", source, named.raw),
-        ),
-    )
+    return _fill_platform(snapshot, "darwin", "arm64", _source(named), named.raw)
 
 
 def infer_platform(snapshot: Snapshot, facts: Sequence[Fact], kb: KnowledgeBase) -> Snapshot:
@@ -447,13 +439,20 @@ def infer_platform(snapshot: Snapshot, facts: Sequence[Fact], kb: KnowledgeBase)
         return snapshot
     os_name, arch = PLATFORMS[platform]
     why = f"inferred: pip's list of the releases it found is what the index has for {platform}"
+    return _fill_platform(snapshot, os_name, arch, why, listed.raw)
+
+
+def _fill_platform(
+    snapshot: Snapshot, os_name: str, arch: str, source: str, raw: str | None
+) -> Snapshot:
+    """The snapshot with the OS and the architecture it does not have yet, from `source`."""
     host = snapshot.host
     return dataclasses.replace(
         snapshot,
         host=dataclasses.replace(
             host,
-            os=host.os if host.os.value else Observation(os_name, why, listed.raw),
-            arch=host.arch if host.arch.value else Observation(arch, why, listed.raw),
+            os=host.os if host.os.value else Observation(os_name, source, raw),
+            arch=host.arch if host.arch.value else Observation(arch, source, raw),
         ),
     )
 
