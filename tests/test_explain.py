@@ -105,6 +105,12 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh24.jsonl", "check", 0.73, 0.84),
         (PROJECT / "error-cases.fresh25.jsonl", "all", 0.71, 0.77),
         (PROJECT / "error-cases.fresh25.jsonl", "check", 0.72, 0.83),
+        (PROJECT / "error-cases.fresh26.jsonl", "all", 0.82, 0.86),
+        (PROJECT / "error-cases.fresh26.jsonl", "check", 0.87, 0.87),
+        (PROJECT / "error-cases.fresh27.jsonl", "all", 0.82, 0.84),
+        (PROJECT / "error-cases.fresh27.jsonl", "check", 0.86, 0.86),
+        (PROJECT / "error-cases.fresh28.jsonl", "all", 0.77, 0.87),
+        (PROJECT / "error-cases.fresh28.jsonl", "check", 0.77, 0.85),
     ],
     ids=[
         "dev",
@@ -162,6 +168,12 @@ def _need(path: Path) -> Path:
         "fresh24-check",
         "fresh25",
         "fresh25-check",
+        "fresh26",
+        "fresh26-check",
+        "fresh27",
+        "fresh27-check",
+        "fresh28",
+        "fresh28-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:

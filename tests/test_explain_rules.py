@@ -179,6 +179,15 @@ def test_facts_derived_from_prose() -> None:
     assert "package_gpu_build" not in {f.name for f in cpu}
 
 
+def test_a_line_naming_several_toolkits_names_each() -> None:
+    """Toolkits named on one line are each a fact (two installed is what a rule looks for);
+    other facts keep the first value a line gives."""
+    text = "torch built for CUDA 11.3; CUDA 11.4 and CUDA 10.1 installed; cuDNN 9.1 and cuDNN 8.9"
+    facts = explain_text(text, KB).facts
+    assert sorted(f.value for f in facts if f.name == "cuda_named") == ["10.1", "11.3", "11.4"]
+    assert [f.value for f in facts if f.name == "cudnn_version"] == ["9.1"]
+
+
 @pytest.mark.parametrize(
     ("setting", "package", "decides"),
     [
@@ -367,6 +376,54 @@ def test_a_pin_older_than_every_release_offered_means_a_newer_python(
             " 8.9.4.",
             "multiple_cuda_conflict",
             "tf-cudnn-loaded-by-torch-first",
+        ),
+        # CUDA's "insufficient driver" where no NVIDIA GPU is: an integrated GPU only
+        (
+            "Windows 11 laptop with only an integrated Intel Iris Xe GPU\nCUDA driver version is"
+            " insufficient for CUDA runtime version",
+            "no_driver",
+            "driver-insufficient-on-cpu-machines",
+        ),
+        (
+            "MacBook Air (no NVIDIA GPU)\nCUDA driver version is insufficient for CUDA runtime"
+            " version",
+            "no_driver",
+            "driver-insufficient-on-cpu-machines",
+        ),
+        # NVENC's minimum driver: OBS's wording; after the library failed to load, FFmpeg prints
+        # that line too, and then it is the library
+        (
+            "error: The minimum required Nvidia driver for nvenc is 471.41 or newer",
+            "driver_too_old",
+            "nvenc-api-newer-than-driver",
+        ),
+        (
+            "[hevc_nvenc @ 0x5581] Cannot load libnvidia-encode.so.1\n[hevc_nvenc @ 0x5581] The"
+            " minimum required Nvidia driver for nvenc is 520.56.06 or newer",
+            "no_driver",
+            "nvenc-library-missing",
+        ),
+        # the CUDA a build found is neither torch's nor the toolkit the text says is installed
+        (
+            "PyTorch built for CUDA 11.8, CUDA 12.1 installed under /usr/local/cuda\nThe detected"
+            " CUDA version (10.2) mismatches the version that was used to compile\nPyTorch (11.8)."
+            " Please make sure to use the same CUDA versions.",
+            "multiple_cuda_conflict",
+            "cuda-mismatch-beside-a-third-toolkit",
+        ),
+        (
+            "torch built for CUDA 11.8, system CUDA 12.1\nThe detected CUDA version (12.1)"
+            " mismatches the version that was used to compile\nPyTorch (11.8).",
+            "extension_build_mismatch",
+            "cuda-version-mismatches-torch",
+        ),
+        # DeepSpeed accepts a toolkit of torch's major with a warning; the build fails after it
+        (
+            "Installed CUDA version 11.2 does not match the version torch was compiled with 11.7"
+            " but since the APIs are compatible, accepting this combination\ncustom_cuda_layers.h"
+            ":12:10: fatal error: curand_kernel.h: No such file or directory",
+            "missing_cuda_lib",
+            "cuda-headers-missing",
         ),
     ],
 )
@@ -1348,6 +1405,29 @@ def test_a_container_said_not_to_be_there_is_not_a_container(setting: str, conta
 
 
 @pytest.mark.parametrize(
+    ("setting", "container", "torch"),
+    [
+        ("RunPod pod from the image runpod/pytorch:1.0.2-cu1281-torch280-ubuntu2404", True, None),
+        ("docker image pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime", True, "2.1.0"),
+        ("image vllm/vllm-openai:cu130-nightly on the host", True, None),
+        ("pip install torch --index-url https://download.pytorch.org/whl/cu121", False, None),
+    ],
+)
+def test_an_image_whose_tag_names_cuda_is_a_container(
+    setting: str, container: bool, torch: str | None
+) -> None:
+    """An image reference whose tag names a CUDA build says the program ran in a container; its
+    tag is the torch version only in PyTorch's own images."""
+    message = "RuntimeError: The NVIDIA driver on your system is too old (found version 12040)."
+    explanation = explain_text(f"{setting}\n{message}", KB)
+    assert any(f.name == "container" for f in explanation.facts) == container
+    assert [f.value for f in explanation.facts if f.name == "torch_version"] == (
+        [torch] if torch else []
+    )
+    assert explanation.cause == ("container_driver_mismatch" if container else "driver_too_old")
+
+
+@pytest.mark.parametrize(
     ("message", "cause"),
     [
         # nvcuda.dll is the driver's own library on Windows, as libcuda.so.1 is on Linux
@@ -1464,6 +1544,29 @@ def test_a_container_said_not_to_be_there_is_not_a_container(setting: str, conta
         (
             "terminate called after throwing an instance of 'c10::DynamicLibraryError'",
             "missing_cuda_lib",
+        ),
+        # old torch's THC check, cudaErrorMemoryAllocation (2)
+        (
+            "THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 :"
+            " out of memory",
+            "out_of_memory",
+        ),
+        # building ops without the toolkit: DeepSpeed's CUDA_HOME, any toolkit header, gcc or MSVC
+        ("CUDA_HOME does not exist, unable to compile CUDA op(s)", "missing_cuda_lib"),
+        (
+            "src/ops.cu:3:10: fatal error: cublas_v2.h: No such file or directory",
+            "missing_cuda_lib",
+        ),
+        (
+            "ops.cu(2): fatal error C1083: Cannot open include file: 'curand_kernel.h': No such"
+            " file or directory",
+            "missing_cuda_lib",
+        ),
+        # Lightning's accelerator check is torch.cuda.is_available()
+        (
+            "lightning_fabric.utilities.exceptions.MisconfigurationException: CUDAAccelerator can"
+            " not run on your system since the accelerator is not available.",
+            "cpu_only_build",
         ),
     ],
 )

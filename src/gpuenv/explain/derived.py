@@ -8,7 +8,8 @@ release named is built for another cuDNN major than the one installed, whether t
 driver and the kernel module are of different versions, whether every release pip found is newer
 than the version pinned, whether the page of PyTorch's builds pip read lists the local build
 asked for, whether nvcc rejected an architecture a CUDA toolkit the text names supports, whether
-the GPU named already has the last driver its architecture gets (ceiling.py)."""
+a build found a CUDA toolkit beside a third one the text names, whether the GPU named already has
+the last driver its architecture gets (ceiling.py)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["local_build_listed"] = "true"
     if nvcc_older_than_named(facts, kb):
         out["nvcc_older_than_named"] = "true"
+    if third_cuda_named(facts):
+        out["third_cuda_named"] = "true"
     if gpu_at_driver_ceiling(facts, snapshot, kb):
         out["gpu_at_driver_ceiling"] = "true"
     return out
@@ -77,6 +80,22 @@ def nvcc_older_than_named(facts: Sequence[Fact], kb: KnowledgeBase) -> bool:
     }
     named = {cuda for f in facts if f.name == "cuda_named" and (cuda := CudaVersion.parse(f.value))}
     return any(rejected & toolkit_sass_targets(kb, cuda) for cuda in named)
+
+
+def third_cuda_named(facts: Sequence[Fact]) -> bool:
+    """A build found one CUDA toolkit and torch was built for another, and the text names a
+    third one (CUDA 11.4 installed, while the build found 10.1 for a torch built with 11.3): the
+    toolkit the build found is not the one installed for it but another, found first. A
+    driver's CUDA is not a toolkit."""
+
+    def versions(name: str) -> set[str]:
+        parsed = (CudaVersion.parse(f.value) for f in facts if f.name == name)
+        return {v.short for v in parsed if v is not None}
+
+    found, built = versions("toolkit_cuda"), versions("torch_cuda")
+    if not found or not built:
+        return False
+    return bool(versions("cuda_named") - found - built - versions("driver_max_cuda"))
 
 
 def local_build_listed(facts: Sequence[Fact]) -> bool:

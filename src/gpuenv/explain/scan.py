@@ -12,6 +12,9 @@ from gpuenv.explain.text import Text
 from gpuenv.kb.patterns import MAX_LINE, WINDOW_LINES, Pattern
 
 MAX_MATCHES = 20  # lines one pattern is reported on
+MAX_PER_LINE = 4  # values a fact-reading pattern takes from one line
+# facts a line may name several of (two toolkits installed); others keep the line's first value
+MANY_PER_LINE = frozenset({"cuda_named"})
 
 
 @dataclass(frozen=True)
@@ -46,10 +49,27 @@ def scan(text: Text, patterns: Iterable[Pattern], located: Mapping[str, list[int
             found = _search(text, pattern, line, offset)
             if found is not None:
                 hits.append(found)
+                hits += _more_facts(text, pattern, found, offset)
                 matches += 1
                 if matches >= MAX_MATCHES:
                     break
     return sorted(hits, key=lambda h: h.line)
+
+
+def _more_facts(text: Text, pattern: Pattern, first: Hit, offset: int) -> list[Hit]:
+    """A pattern that only reads facts a line may name several of (MANY_PER_LINE) reads every
+    value there ("built for CUDA 11.3; CUDA 11.4 installed"), not only the first."""
+    if pattern.cause is not None or pattern.window or not pattern.regex.groupindex:
+        return []
+    if not set(pattern.regex.groupindex) <= MANY_PER_LINE:
+        return []
+    subject = _cut(text, first.line, offset)
+    more = []
+    for match in list(pattern.regex.finditer(subject))[1:MAX_PER_LINE]:
+        groups = tuple((k, v.strip()) for k, v in match.groupdict().items() if v)
+        if groups and groups != first.groups:
+            more.append(Hit(pattern, first.line, first.text, groups, None, pattern.weight))
+    return more
 
 
 def _candidates(

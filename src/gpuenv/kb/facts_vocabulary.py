@@ -50,6 +50,10 @@ FACTS: dict[str, str] = {
         "nvcc rejected a GPU architecture that a CUDA toolkit the text names supports (true): "
         "an older nvcc is found first, judged from archs.toml"
     ),
+    "third_cuda_named": (
+        "a build found one CUDA toolkit, torch was built for another, and the text names a third "
+        "(true): the toolkit found is another one, found first"
+    ),
     "cudnn_version": "cuDNN version found",
     "cudnn_code": "cuDNN version as torch.backends.cudnn.version() prints it (8907, 90100)",
     "cudnn_loaded": "cuDNN version loaded at run time",
