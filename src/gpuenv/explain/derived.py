@@ -78,8 +78,7 @@ def nvcc_older_than_named(facts: Sequence[Fact], kb: KnowledgeBase) -> bool:
     rejected = {
         cc for f in facts if f.name == "arch_rejected" and (cc := ComputeCapability.parse(f.value))
     }
-    named = {cuda for f in facts if f.name == "cuda_named" and (cuda := CudaVersion.parse(f.value))}
-    return any(rejected & toolkit_sass_targets(kb, cuda) for cuda in named)
+    return any(rejected & toolkit_sass_targets(kb, cuda) for cuda in _cudas(facts, "cuda_named"))
 
 
 def third_cuda_named(facts: Sequence[Fact]) -> bool:
@@ -89,13 +88,17 @@ def third_cuda_named(facts: Sequence[Fact]) -> bool:
     driver's CUDA is not a toolkit."""
 
     def versions(name: str) -> set[str]:
-        parsed = (CudaVersion.parse(f.value) for f in facts if f.name == name)
-        return {v.short for v in parsed if v is not None}
+        return {cuda.short for cuda in _cudas(facts, name)}
 
     found, built = versions("toolkit_cuda"), versions("torch_cuda")
     if not found or not built:
         return False
     return bool(versions("cuda_named") - found - built - versions("driver_max_cuda"))
+
+
+def _cudas(facts: Sequence[Fact], name: str) -> set[CudaVersion]:
+    """The CUDA versions the facts of this name give."""
+    return {cuda for f in facts if f.name == name and (cuda := CudaVersion.parse(f.value))}
 
 
 def local_build_listed(facts: Sequence[Fact]) -> bool:

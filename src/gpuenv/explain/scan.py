@@ -5,6 +5,7 @@ well under a second; a line of a megabyte costs no more than its neighbourhood."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -66,7 +67,7 @@ def _more_facts(text: Text, pattern: Pattern, first: Hit, offset: int) -> list[H
     subject = _cut(text, first.line, offset)
     more = []
     for match in list(pattern.regex.finditer(subject))[1:MAX_PER_LINE]:
-        groups = tuple((k, v.strip()) for k, v in match.groupdict().items() if v)
+        groups = _groups(match)
         if groups and groups != first.groups:
             more.append(Hit(pattern, first.line, first.text, groups, None, pattern.weight))
     return more
@@ -84,11 +85,16 @@ def _search(text: Text, pattern: Pattern, line: int, offset: int) -> Hit | None:
         subject = _subject(text, pattern, first, line, offset)
         match = pattern.regex.search(subject)
         if match is not None:
-            groups = tuple((k, v.strip()) for k, v in match.groupdict().items() if v)
+            groups = _groups(match)
             evidence = subject[max(0, match.start() - 80) : match.end() + 80].strip()
             at = first + subject[: match.start()].count("\n")
             return Hit(pattern, at, evidence, groups, pattern.cause, pattern.weight)
     return None
+
+
+def _groups(match: re.Match[str]) -> tuple[tuple[str, str], ...]:
+    """The facts a match read: its named groups that matched, stripped."""
+    return tuple((k, v.strip()) for k, v in match.groupdict().items() if v)
 
 
 def _window_starts(pattern: Pattern, line: int) -> range:
