@@ -41,7 +41,8 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
 # thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth, fresh18 with
 # its sixteenth, fresh19 with its seventeenth, fresh20 with its eighteenth, fresh21 to
-# fresh25 with its nineteenth, fresh26 to fresh28 with its twentieth, on 2026-11-25); measured
+# fresh25 with its nineteenth, fresh26 to fresh28 with its twentieth, fresh29 to fresh31 with
+# its twenty-first, on 2026-11-25); measured
 # blind, then their tune halves studied or trained on; their check halves are never tuned or
 # trained on.
 LATER_SETS = {
@@ -71,9 +72,14 @@ LATER_SETS = {
     "fresh26": CORPUS / "error-cases.fresh26.jsonl",
     "fresh27": CORPUS / "error-cases.fresh27.jsonl",
     "fresh28": CORPUS / "error-cases.fresh28.jsonl",
+    "fresh29": CORPUS / "error-cases.fresh29.jsonl",
+    "fresh30": CORPUS / "error-cases.fresh30.jsonl",
+    "fresh31": CORPUS / "error-cases.fresh31.jsonl",
 }
 # The day a later set was retrieved, where it is not FRESH2_RETRIEVED.
-LATER_RETRIEVED = dict.fromkeys(("fresh26", "fresh27", "fresh28"), "2026-11-25")
+LATER_RETRIEVED = dict.fromkeys(
+    ("fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31"), "2026-11-25"
+)
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
 # Cases collected from explain's misses to find message families (patterns cite them); neither
@@ -125,7 +131,9 @@ MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; 
 # fresh25's collectors ran out of search budget after about 40 look-ups each: 45;
 # fresh26's everyday threads of little-used application trackers: 76; fresh27's threads of 2025
 # and 2026: 57; fresh28's threads of popular libraries' trackers: 63 (each less the threads a
-# knowledge-base example already cited, and fresh27 less those fresh26 took too)
+# knowledge-base example already cited, and fresh27 less those fresh26 took too); fresh29's
+# desktop users on Windows, WSL, macOS and Jetson: 68; fresh30's reports in Chinese, Japanese or
+# Korean: 76; fresh31's shared machines (clusters, clouds, notebooks, containers): 63
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -270,6 +278,45 @@ LATER_SHORT_CAUSES = {
         "driver_too_old": 0,
         "driver_module_mismatch": 0,
     },
+    "fresh29": {
+        "wrong_platform_wheel": 4,
+        "extension_build_mismatch": 4,
+        "windows_dll": 4,
+        "nccl_issue": 3,
+        "solver_conflict": 3,
+        "python_version_unsupported": 3,
+        "driver_module_mismatch": 2,
+        "cudnn_mismatch": 2,
+        "multiple_cuda_conflict": 1,
+        "container_driver_mismatch": 0,
+    },
+    "fresh30": {
+        "no_driver": 4,
+        "missing_cuda_lib": 4,
+        "cudnn_mismatch": 4,
+        "nccl_issue": 4,
+        "windows_dll": 4,
+        "driver_too_old": 3,
+        "other": 3,
+        "container_driver_mismatch": 2,
+        "multiple_cuda_conflict": 2,
+        "driver_module_mismatch": 0,
+    },
+    "fresh31": {
+        "no_driver": 4,
+        "missing_cuda_lib": 4,
+        "python_version_unsupported": 4,
+        "multiple_cuda_conflict": 4,
+        "gpu_arch_unsupported": 3,
+        "cpu_only_build": 3,
+        "cudnn_mismatch": 3,
+        "nccl_issue": 3,
+        "driver_too_old": 2,
+        "container_driver_mismatch": 2,
+        "solver_conflict": 2,
+        "wrong_platform_wheel": 2,
+        "driver_module_mismatch": 0,
+    },
 }
 LATER_SHORT_SIZE = {
     "fresh13": 102,
@@ -288,6 +335,9 @@ LATER_SHORT_SIZE = {
     "fresh26": 76,
     "fresh27": 57,
     "fresh28": 63,
+    "fresh29": 68,
+    "fresh30": 76,
+    "fresh31": 63,
 }
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"

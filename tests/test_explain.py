@@ -111,6 +111,12 @@ def _need(path: Path) -> Path:
         (PROJECT / "error-cases.fresh27.jsonl", "check", 0.86, 0.86),
         (PROJECT / "error-cases.fresh28.jsonl", "all", 0.77, 0.87),
         (PROJECT / "error-cases.fresh28.jsonl", "check", 0.77, 0.85),
+        (PROJECT / "error-cases.fresh29.jsonl", "all", 0.72, 0.85),
+        (PROJECT / "error-cases.fresh29.jsonl", "check", 0.64, 0.85),
+        (PROJECT / "error-cases.fresh30.jsonl", "all", 0.82, 0.84),
+        (PROJECT / "error-cases.fresh30.jsonl", "check", 0.72, 0.77),
+        (PROJECT / "error-cases.fresh31.jsonl", "all", 0.76, 0.87),
+        (PROJECT / "error-cases.fresh31.jsonl", "check", 0.81, 0.96),
     ],
     ids=[
         "dev",
@@ -174,6 +180,12 @@ def _need(path: Path) -> Path:
         "fresh27-check",
         "fresh28",
         "fresh28-check",
+        "fresh29",
+        "fresh29-check",
+        "fresh30",
+        "fresh30-check",
+        "fresh31",
+        "fresh31-check",
     ],
 )
 def test_cause_accuracy_on_the_corpus(path: Path, half: str, alone: float, context: float) -> None:
@@ -604,6 +616,30 @@ def test_a_message_at_the_end_of_a_log_is_found_whatever_came_before() -> None:
     explanation = explain_text(noise + tail, KB)
     assert explanation.cause == "cpu_only_build"
     assert [e.line for e in explanation.evidence] == [MAX_HITS * 3 + 1]
+
+
+def test_a_pattern_of_many_common_words_tries_as_many_lines_as_one_of_one_word() -> None:
+    """Rule: a pattern's regex runs on the first MAX_HITS and the last TAIL_HITS lines holding
+    any of its words, so a log full of them costs a bounded number of searches, and the error
+    at its end is still found."""
+    from gpuenv.explain.needles import MAX_HITS, TAIL_HITS, compile_needles, locate
+    from gpuenv.explain.scan import _Placed
+    from gpuenv.explain.text import prepare
+
+    noise = "".join(
+        f"step {n}: libcuda.so.1 loaded\nstep {n}: nvcuda.dll found\n" for n in range(MAX_HITS)
+    )
+    tail = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    text = prepare(noise + tail)
+    words = (" libcuda.so.1", "nvcuda.dll", "libcuda.so.1: cannot open shared object file")
+    placed = _Placed(text, locate(text.lower, compile_needles(words)))
+    candidates = placed.candidates(words)
+    every = sorted(pair for word in words for pair in placed.of(word))
+    assert len(every) > MAX_HITS + TAIL_HITS
+    assert candidates == every[:MAX_HITS] + every[-TAIL_HITS:]
+    explanation = explain_text(noise + tail, KB)
+    assert explanation.cause == "no_driver"
+    assert [e.line for e in explanation.evidence] == [MAX_HITS * 2 + 1]
 
 
 def test_every_pasted_report_cut_at_every_line() -> None:

@@ -425,6 +425,24 @@ def test_a_pin_older_than_every_release_offered_means_a_newer_python(
             "missing_cuda_lib",
             "cuda-headers-missing",
         ),
+        # an insufficient driver on a machine whose only GPU named is an AMD one: no NVIDIA driver
+        (
+            "Laptop with an AMD Radeon RX 6600M\nRuntimeError: CUDA driver version is insufficient"
+            " for CUDA runtime version",
+            "no_driver",
+            "driver-insufficient-with-only-an-amd-gpu",
+        ),
+        (
+            "AMD Radeon graphics beside a GeForce RTX 3060 Laptop GPU, driver 456.71\nRuntimeError:"
+            " CUDA driver version is insufficient for CUDA runtime version",
+            "driver_too_old",
+            "cuda-driver-insufficient",
+        ),
+        (
+            "error: The minimum required Nvidia driver for nvenc is (unknown) or newer",
+            "driver_too_old",
+            "nvenc-api-newer-than-driver",
+        ),
     ],
 )
 def test_what_a_message_means_in_its_setting(text: str, cause: str, decided_by: str) -> None:
@@ -987,13 +1005,16 @@ def test_a_repetitive_log_is_searched_line_by_line_with_the_same_offsets(
     st.booleans(),
 )
 @example(["cuda"], [(0, 100000 + n) for n in range(20)], ["1", "cuda 1"], True)  # exact repeats
+# the masked needle ("00") is first at column 0 of the kind; the needle itself at 4 or 3
+@example(["cuda"], [(0, 100011), (0, 100110), (1, 200011)] * 5, ["11", "cuda 1"], False)
 def test_a_log_repeating_but_for_its_numbers_is_searched_by_kind_with_the_same_offsets(
     pool: list[str], order: list[tuple[int, int]], needles: list[str], few_numbers: bool
 ) -> None:
     """Rule: lines that differ only in their digits (a timestamp, a step) are one kind; a needle
-    without digits is searched in one line of each kind, one with digits in one line of each
-    exact text when lines repeat exactly, else in the whole text; the offsets are those of a
-    plain left-to-right search, capped the same way."""
+    without digits is searched in one line of each kind; one with digits, its digits masked, is
+    looked for in one line of each kind and searched in the lines of the kinds that hold it (or
+    in the whole text, past CHECK_LINES lines); the offsets are those of a plain left-to-right
+    search, capped the same way."""
     # six-digit numbers: the lines are of at most four kinds, so the log repeats; with few
     # numbers the lines repeat exactly too (a needle with digits is then searched by line)
     lines = [
@@ -1035,19 +1056,33 @@ def _same_offsets_as_a_plain_search(lower: str, needles: list[str]) -> None:
     offsets are a plain left-to-right search's, capped the same way."""
     from gpuenv.explain import needles as module
 
-    saved = module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS
+    saved = (
+        module.CHUNK,
+        module.REPEAT_MIN_LINES,
+        module.MAX_HITS,
+        module.TAIL_HITS,
+        module.CHECK_LINES,
+    )
     module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = 16, 2, 7, 3
     try:
         assert module._repetitive(lower) is not None
-        found = locate(lower, [compile_needle(n) for n in needles])
-        for needle in needles:
-            head = _plain_offsets(lower, needle)[: module.MAX_HITS]
-            if len(head) >= module.MAX_HITS:
-                head += module._last(lower, needle, head[-1])
-            if "\n" not in needle:
-                assert found[needle] == head, needle
+        for check_lines in (saved[-1], 0):  # by kind, and every needle with digits in the whole
+            module.CHECK_LINES = check_lines
+            found = locate(lower, [compile_needle(n) for n in needles])
+            for needle in needles:
+                head = _plain_offsets(lower, needle)[: module.MAX_HITS]
+                if len(head) >= module.MAX_HITS:
+                    head += module._last(lower, needle, head[-1])
+                if "\n" not in needle:
+                    assert found[needle] == head, (needle, check_lines)
     finally:
-        module.CHUNK, module.REPEAT_MIN_LINES, module.MAX_HITS, module.TAIL_HITS = saved
+        (
+            module.CHUNK,
+            module.REPEAT_MIN_LINES,
+            module.MAX_HITS,
+            module.TAIL_HITS,
+            module.CHECK_LINES,
+        ) = saved
 
 
 def test_needle_words() -> None:
@@ -1283,6 +1318,22 @@ def test_a_driver_named_in_prose_makes_the_fix_name_the_driver_needed() -> None:
     assert explanation.cause == "driver_too_old"
     assert explanation.fix is not None
     assert "450.80.02" in explanation.fix.summary
+
+
+def test_a_pinned_cuda_build_beside_an_older_driver_is_the_driver() -> None:
+    """A pin with a CUDA label ("torch==2.11.0+cu130.", a sentence's full stop after it) names
+    torch's CUDA; beside a driver too old for it, is_available() False is the driver."""
+    explanation = explain_text(
+        "AWS image with NVIDIA driver 535.216.01; uv resolves torch==2.11.0+cu130.\n"
+        "`torch.cuda.is_available()` returns `False`",
+        KB,
+    )
+    facts = {(f.name, f.value) for f in explanation.facts}
+    assert {("torch_version", "2.11.0+cu130"), ("torch_cuda", "13.0")} <= facts
+    assert explanation.cause == "driver_too_old"
+    # a longer version (a fourth part, a nightly's .dev) is not cut to a shorter one
+    for longer in ("torch 2.1.0.1 installed", "[pip3] torch==1.7.0.dev20200803"):
+        assert not [f for f in explain_text(longer, KB).facts if f.name == "torch_version"]
 
 
 TORCH_OLD_DRIVER_91 = (
@@ -1568,6 +1619,30 @@ def test_an_image_whose_tag_names_cuda_is_a_container(
             " not run on your system since the accelerator is not available.",
             "cpu_only_build",
         ),
+        # macOS's loader, in its older and newer words, either architecture
+        (
+            "dlopen(/x/site-packages/torch/_C.so, 2): no suitable image found.  Did find:\n"
+            "\t/x/site-packages/torch/_C.so: mach-o, but wrong architecture",
+            "wrong_platform_wheel",
+        ),
+        (
+            "ImportError: dlopen(/opt/homebrew/lib/python3.12/site-packages/a/_b.so, 0x0002):"
+            " tried: '/opt/homebrew/lib/python3.12/site-packages/a/_b.so' (mach-o file, but is an"
+            " incompatible architecture (have 'arm64', need 'x86_64'))",
+            "wrong_platform_wheel",
+        ),
+        (
+            "The currently activated Python version 3.13.1 is not supported by the project"
+            " (^3.9,<3.13).",
+            "python_version_unsupported",
+        ),
+        (
+            "ImportError: DLL load failed while importing _C: The specified program could not be"
+            " found.",
+            "extension_build_mismatch",
+        ),
+        # a message glued to Chinese or Japanese text keeps its word boundaries
+        ("前面的流程都很顺畅，结果在检验的时候报错cudnn64_7.dll not found。", "missing_cuda_lib"),
     ],
 )
 def test_a_message_family_names_its_cause(message: str, cause: str) -> None:

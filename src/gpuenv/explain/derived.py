@@ -68,7 +68,20 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["third_cuda_named"] = "true"
     if gpu_at_driver_ceiling(facts, snapshot, kb):
         out["gpu_at_driver_ceiling"] = "true"
+    if only_amd_gpu(facts):
+        out["only_amd_gpu"] = "true"
     return out
+
+
+# facts that only an NVIDIA GPU or driver gives
+_NVIDIA_FACTS = frozenset({"gpu", "cc", "sm", "driver_version", "driver_max_cuda"})
+
+
+def only_amd_gpu(facts: Sequence[Fact]) -> bool:
+    """The text names an AMD GPU and nothing of an NVIDIA one (no NVIDIA GPU model, compute
+    capability or driver): a laptop with a Radeon iGPU beside a named GeForce is not one."""
+    names = {f.name for f in facts}
+    return "amd_gpu_named" in names and not names & _NVIDIA_FACTS
 
 
 def nvcc_older_than_named(facts: Sequence[Fact], kb: KnowledgeBase) -> bool:

@@ -4,15 +4,16 @@ turns every character that is not part of a word into a space), and a needle is 
 in the chunks that hold all of its words (the words inside it exactly, the ones at its ends as
 part of a longer word). A needle with a word inside it is picked by that word (the chunk's
 words meet a table of them), so a chunk costs its words and its few candidates, not one test
-per needle. A needle is searched in the chunk's UTF-8 bytes, not in the text (which holds 2 or 4
-bytes a character once one character beyond Latin-1 is in it). A 10 MB log costs one tokenising
+per needle. A needle is searched in the chunk's UTF-8 bytes when they are its characters (an
+ASCII chunk), else in the chunk's characters: a slice is stored as narrow as its own characters
+allow, whatever the whole text holds. A 10 MB log costs one tokenising
 pass and the searches for needles whose words it has, not one full-text search per needle;
 memory stays about one chunk above the text itself. A log whose lines mostly repeat (the same
 warning every step, its timestamp or step number aside) is searched one distinct line at a time,
 each line's hits copied to every place it occurs, so it costs its distinct lines: lines are
 compared with their digits masked, so a needle without digits is searched in one line of each
-kind (it matches at the same columns in all of them) and only the needles with digits in the
-whole text."""
+kind (it matches at the same columns in all of them), and a needle with digits only in the lines
+of the kinds whose masked line holds it with its digits masked too."""
 
 from __future__ import annotations
 
@@ -21,8 +22,7 @@ from bisect import bisect_right
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from heapq import merge
-from itertools import islice
+from typing import AnyStr
 
 from gpuenv.explain.text import line_starts
 
@@ -34,9 +34,10 @@ SAMPLE = 1 << 20  # characters whose lines are compared first
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
 # bytes of a word stay (non-ASCII bytes too, so UTF-8 text keeps its words); others become spaces
 _TABLE = bytes(c if c in _WORD or c >= 0x80 else 0x20 for c in range(256))
-_WIDE = re.compile(r"[^\x00-\x7f]")
 _MASK = bytes.maketrans(b"0123456789", b"0" * 10)  # a line's kind: its bytes, digits as 0
 _DIGIT = re.compile("[0-9]")
+_ZEROS = str.maketrans("0123456789", "0" * 10)
+CHECK_LINES = 20_000  # lines a needle with digits is checked in before the whole text is searched
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,9 @@ def compile_needles(texts: tuple[str, ...]) -> tuple[Needle, ...]:
 def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
     """Offsets in `lower` of each needle's occurrences, in text order: the first MAX_HITS, and
     the last TAIL_HITS when there are more. A log whose lines mostly repeat (digits aside) is
-    searched one line of each kind at a time, its hits copied to every line of that kind; the
-    needles with digits are searched in the whole text."""
+    searched one line of each kind at a time, its hits copied to every line of that kind; a
+    needle with digits is found there with its digits masked too, and checked in each line of
+    that kind."""
     wanted = list({n.text: n for n in needles}.values())
     found: dict[str, list[int]] = {n.text: [] for n in wanted}
     for needle in (n for n in wanted if n.anywhere):
@@ -87,11 +89,12 @@ def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
         found.update(_first_hits(lower, inline))
     else:
         lines = lower.split("\n")
-        found.update(_by_line(lines, kinds, [n for n in inline if not _digits(n)]))
-        numbered = [n for n in inline if _digits(n)]  # by exact line, when lines repeat so
-        found.update(
-            _by_line(lines, lines, numbered) if _repeats(lines) else _first_hits(lower, numbered)
-        )
+        groups: dict[bytes, list[int]] = {}  # each kind's lines, kinds in order of first line
+        for number, kind in enumerate(kinds):
+            groups.setdefault(kind, []).append(number)
+        distinct = _Distinct(lines, groups)
+        found.update(_by_line(distinct, [n for n in inline if not _digits(n)]))
+        found.update(_checked(lower, distinct, [n for n in inline if _digits(n)]))
     for text, into in found.items():
         if len(into) >= MAX_HITS:
             into += _last(lower, text, into[-1])
@@ -120,41 +123,68 @@ def _repeats(kinds: Sequence[Hashable]) -> bool:
     return len(dict.fromkeys(kinds)) * 2 <= len(kinds)
 
 
-def _by_line(
-    lines: list[str], kinds: Sequence[Hashable], needles: list[Needle]
-) -> dict[str, list[int]]:
-    """The first MAX_HITS offsets of each needle, found in one line of each kind, where lines of
-    one kind hold each of the needles at the same columns (the lines themselves are kinds for
-    any needle; their digit-masked bytes for a needle without digits). Keeping a needle's first
-    MAX_HITS hits in those lines (ordered by first appearance) loses none of its first MAX_HITS
-    in the text: a later hit there has MAX_HITS text hits before it."""
+class _Distinct:
+    """A repeating log's lines grouped by kind (lines equal once their digits are masked): one
+    line of each kind, as text and masked, where each starts, and where the text's lines start.
+    Lines of one kind hold the same characters at the same columns, digits aside."""
+
+    def __init__(self, lines: list[str], groups: dict[bytes, list[int]]) -> None:
+        self.members = list(groups.values())
+        self.text = "\n".join(lines[group[0]] for group in self.members)
+        self.masked = "\n".join(k.decode("utf-8", "surrogatepass") for k in groups)
+        self.widths = [len(lines[group[0]]) for group in self.members]
+        self.begins = line_starts(self.text.split("\n"))
+        self.starts = line_starts(lines)
+
+    def placed(self, offsets: list[int]) -> list[tuple[int, int]]:
+        """(kind, column) of each offset in the distinct lines' text."""
+        kinds = [bisect_right(self.begins, at) - 1 for at in offsets]
+        return [(k, at - self.begins[k]) for k, at in zip(kinds, offsets, strict=True)]
+
+
+def _by_line(distinct: _Distinct, needles: list[Needle]) -> dict[str, list[int]]:
+    """The first MAX_HITS offsets of each needle without digits, found in one line of each
+    kind: lines of one kind hold it at the same columns. Keeping a needle's first MAX_HITS hits
+    in those lines (ordered by first appearance) loses none of its first MAX_HITS in the text: a
+    later hit there has MAX_HITS text hits before it."""
     if not needles:
         return {}
-    first: dict[Hashable, int] = {}
-    for number, kind in enumerate(kinds):
-        first.setdefault(kind, number)
-    numbers = list(first.values())  # in text order: a dict keeps the order kinds first came
-    distinct = [lines[n] for n in numbers]
-    inner = _first_hits("\n".join(distinct), needles)
-    begins, starts = line_starts(distinct), line_starts(lines)
-    # each hit as (kind, column); then where the lines of that kind are in the text
-    placed = {
-        text: [
-            (kinds[numbers[k]], at - begins[k])
-            for at in offsets
-            for k in (bisect_right(begins, at) - 1,)
-        ]
-        for text, offsets in inner.items()
-    }
-    where: dict[Hashable, list[int]] = {kind: [] for pairs in placed.values() for kind, _ in pairs}
-    for number, kind in enumerate(kinds):
-        into = where.get(kind)
-        if into is not None and len(into) < MAX_HITS:
-            into.append(number)
     out: dict[str, list[int]] = {}
-    for text, pairs in placed.items():
-        streams = [map(col.__add__, map(starts.__getitem__, where[kind])) for kind, col in pairs]
-        out[text] = list(islice(merge(*streams), MAX_HITS))
+    starts, members = distinct.starts, distinct.members
+    for text, offsets in _first_hits(distinct.text, needles).items():
+        # each kind's lines are in text order, but the kinds interleave: sorted whole, in C
+        out[text] = sorted(
+            [starts[n] + col for k, col in distinct.placed(offsets) for n in members[k][:MAX_HITS]]
+        )[:MAX_HITS]
+    return out
+
+
+def _checked(lower: str, distinct: _Distinct, needles: list[Needle]) -> dict[str, list[int]]:
+    """The first MAX_HITS offsets of each needle with digits: its digits masked, it is looked
+    for in the masked line of each kind, and only the lines of the kinds that hold it are
+    searched for the needle itself. A needle that would search more than CHECK_LINES lines (or
+    whose masked form is in MAX_HITS kinds) is searched in the whole text instead."""
+    if not needles:
+        return {}
+    masked = {n.text: compile_needle(n.text.translate(_ZEROS)) for n in needles}
+    inner = _first_hits(distinct.masked, list({m.text: m for m in masked.values()}.values()))
+    out: dict[str, list[int]] = {}
+    for needle in needles:
+        offsets = inner[masked[needle.text].text]
+        kinds = list(dict.fromkeys(k for k, _ in distinct.placed(offsets)))
+        into = out[needle.text] = []
+        if len(offsets) >= MAX_HITS or sum(len(distinct.members[k]) for k in kinds) > CHECK_LINES:
+            _find(lower, needle.text, 0, len(lower), into)
+            continue
+        for k in kinds:  # a kind's first MAX_HITS hits, the kinds interleaving in the text
+            width, hits = distinct.widths[k], list[int]()
+            for start in map(distinct.starts.__getitem__, distinct.members[k]):
+                _find(lower, needle.text, start, start + width, hits)
+                if len(hits) >= MAX_HITS:
+                    break
+            into += hits
+        into.sort()
+        del into[MAX_HITS:]
     return out
 
 
@@ -185,7 +215,7 @@ def _first_hits(lower: str, needles: list[Needle]) -> dict[str, list[int]]:
                     if not held:
                         break
                 else:
-                    chunk.find(needle.encoded, into)
+                    chunk.find(needle, into)
         start = chunk.end
     for into in found.values():
         into.sort()
@@ -193,41 +223,30 @@ def _first_hits(lower: str, needles: list[Needle]) -> dict[str, list[int]]:
 
 
 class _Chunk:
-    """A chunk of the text as UTF-8 bytes: a needle is searched in the bytes (a text with one
-    character beyond Latin-1 is stored with 2 or 4 bytes a character, and searching it costs
-    that much more), and a byte offset found is turned back into a character offset."""
+    """A chunk of the text, and its UTF-8 bytes for its words. A needle is searched in the bytes
+    when every character is one byte, else in the chunk's own characters (a slice of the text
+    is stored as narrow as its own characters allow), so a hit is a character offset."""
 
     def __init__(self, lower: str, start: int, end: int) -> None:
         self.start, self.end = start, end
         self.text = lower[start:end]
         self.raw = self.text.encode("utf-8", "surrogatepass")
+        self.narrow = len(self.raw) == end - start
 
-    @cached_property
-    def _wide(self) -> tuple[list[int], list[int]]:
-        """Byte offsets where each multi-byte character ends, and the extra bytes up to there."""
-        ends: list[int] = []
-        extra: list[int] = []
-        shift = 0
-        for match in _WIDE.finditer(self.text):
-            width = len(match.group().encode("utf-8", "surrogatepass"))
-            ends.append(match.start() + shift + width)
-            shift += width - 1
-            extra.append(shift)
-        return ends, extra
+    def find(self, needle: Needle, into: list[int]) -> None:
+        if self.narrow:
+            _collect(self.raw, needle.encoded, self.start, into)
+        else:
+            _collect(self.text, needle.text, self.start, into)
 
-    def offset(self, at: int) -> int:
-        """The text offset of byte `at` of the chunk (the start of a character)."""
-        if len(self.raw) == self.end - self.start:
-            return self.start + at
-        ends, extra = self._wide
-        before = bisect_right(ends, at)
-        return self.start + at - (extra[before - 1] if before else 0)
 
-    def find(self, needle: bytes, into: list[int]) -> None:
-        at = self.raw.find(needle)
-        while at >= 0 and len(into) < MAX_HITS:
-            into.append(self.offset(at))
-            at = self.raw.find(needle, at + len(needle))
+def _collect(haystack: AnyStr, sought: AnyStr, shift: int, into: list[int]) -> None:
+    """The occurrences of `sought` in `haystack`, none overlapping the one before, each plus
+    `shift`, until `into` holds MAX_HITS."""
+    at = haystack.find(sought)
+    while at >= 0 and len(into) < MAX_HITS:
+        into.append(shift + at)
+        at = haystack.find(sought, at + len(sought))
 
 
 def _last(lower: str, needle: str, after: int) -> list[int]:

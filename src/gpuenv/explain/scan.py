@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from heapq import merge
 
+from gpuenv.explain.needles import MAX_HITS, TAIL_HITS
 from gpuenv.explain.text import Text
 from gpuenv.kb.patterns import MAX_LINE, WINDOW_LINES, Pattern
 
@@ -40,10 +42,11 @@ class Hit:
 def scan(text: Text, patterns: Iterable[Pattern], located: Mapping[str, list[int]]) -> list[Hit]:
     """The hits of the patterns; `located` holds the offsets of their needles (needles.locate)."""
     hits: list[Hit] = []
+    placed = _Placed(text, located)
     for pattern in patterns:
         seen: set[int] = set()
         matches = 0
-        for line, offset in _candidates(text, pattern.needles, located):
+        for line, offset in placed.candidates(pattern.needles):
             if line in seen:
                 continue
             seen.add(line)
@@ -73,11 +76,32 @@ def _more_facts(text: Text, pattern: Pattern, first: Hit, offset: int) -> list[H
     return more
 
 
-def _candidates(
-    text: Text, needles: tuple[str, ...], located: Mapping[str, list[int]]
-) -> list[tuple[int, int]]:
-    """(line, offset) of each occurrence of a needle, in text order."""
-    return sorted((text.line_of(at), at) for n in needles for at in located.get(n, ()))
+class _Placed:
+    """The (line, offset) of each occurrence of a needle, worked out once per needle: many
+    patterns share a word ("nvidia", "driver")."""
+
+    def __init__(self, text: Text, located: Mapping[str, list[int]]) -> None:
+        self.text, self.located = text, located
+        self.by_needle: dict[str, list[tuple[int, int]]] = {}
+
+    def of(self, needle: str) -> list[tuple[int, int]]:
+        placed = self.by_needle.get(needle)
+        if placed is None:
+            offsets = self.located.get(needle, ())
+            lines = map(self.text.line_of, offsets)
+            placed = self.by_needle[needle] = list(zip(lines, offsets, strict=True))
+        return placed
+
+    def candidates(self, needles: tuple[str, ...]) -> list[tuple[int, int]]:
+        """(line, offset) of each occurrence of one of the needles, in text order: the first
+        MAX_HITS and the last TAIL_HITS, as for one needle (needles.locate), so that a pattern
+        with many common words costs no more searches than one with a single word."""
+        if len(needles) == 1:
+            return self.of(needles[0])
+        merged = list(merge(*map(self.of, needles)))
+        if len(merged) <= MAX_HITS + TAIL_HITS:
+            return merged
+        return merged[:MAX_HITS] + merged[-TAIL_HITS:]
 
 
 def _search(text: Text, pattern: Pattern, line: int, offset: int) -> Hit | None:

@@ -13,6 +13,10 @@ FACTS: dict[str, str] = {
     "container": "the failure happened in a container (docker, podman, kubernetes)",
     "container_gpu_access": "none when the text says the container was started without GPU access",
     "gpu_absent": "the text says the machines have no NVIDIA GPU (true)",
+    "amd_gpu_named": "the text names an AMD Radeon GPU (true)",
+    "only_amd_gpu": (
+        "the text names an AMD GPU and no NVIDIA GPU, driver or compute capability (true), judged"
+    ),
     "gpus_hidden": "CUDA_VISIBLE_DEVICES hides every GPU (-1 or empty) (true)",
     "nvidia_require_cuda": "the CUDA a container image requires (cuda>=12.8)",
     "default_runtime": "Docker's default runtime",

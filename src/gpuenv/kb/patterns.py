@@ -133,7 +133,9 @@ def compile_row(row: Row) -> tuple[Pattern | None, list[str]]:
     for name in flags:
         value |= FLAGS.get(name, 0)
     try:
-        regex = re.compile(str(row.get("regex", "")), value | re.MULTILINE)
+        # ASCII: \b and \w treat CJK letters as non-word, so a message glued to Chinese or
+        # Japanese prose ("报错cudnn64_7.dll") still starts at a word boundary
+        regex = re.compile(str(row.get("regex", "")), value | re.MULTILINE | re.ASCII)
     except re.error as exc:
         return None, [*problems, f"regex does not compile: {exc}"]
     problems += [f"group {g!r} names no fact" for g in regex.groupindex if g not in FACTS]
