@@ -41,7 +41,7 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # fresh11 with its ninth, fresh12 with its tenth, fresh13 with its eleventh, fresh14 with its
 # thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth, fresh18 with
 # its sixteenth, fresh19 with its seventeenth, fresh20 with its eighteenth, fresh21 to
-# fresh25 with its nineteenth, fresh26 to fresh28 with its twentieth, fresh29 to fresh31 with
+# fresh25 with its nineteenth, fresh26 to fresh28 with its twentieth, fresh29 to fresh32 with
 # its twenty-first, on 2026-11-25); measured
 # blind, then their tune halves studied or trained on; their check halves are never tuned or
 # trained on.
@@ -75,10 +75,11 @@ LATER_SETS = {
     "fresh29": CORPUS / "error-cases.fresh29.jsonl",
     "fresh30": CORPUS / "error-cases.fresh30.jsonl",
     "fresh31": CORPUS / "error-cases.fresh31.jsonl",
+    "fresh32": CORPUS / "error-cases.fresh32.jsonl",
 }
 # The day a later set was retrieved, where it is not FRESH2_RETRIEVED.
 LATER_RETRIEVED = dict.fromkeys(
-    ("fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31"), "2026-11-25"
+    ("fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32"), "2026-11-25"
 )
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -133,7 +134,8 @@ MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; 
 # and 2026: 57; fresh28's threads of popular libraries' trackers: 63 (each less the threads a
 # knowledge-base example already cited, and fresh27 less those fresh26 took too); fresh29's
 # desktop users on Windows, WSL, macOS and Jetson: 68; fresh30's reports in Chinese, Japanese or
-# Korean: 76; fresh31's shared machines (clusters, clouds, notebooks, containers): 63
+# Korean: 76; fresh31's shared machines (clusters, clouds, notebooks, containers): 63; fresh32's
+# threads of 2017 to 2020: 61
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -317,6 +319,21 @@ LATER_SHORT_CAUSES = {
         "wrong_platform_wheel": 2,
         "driver_module_mismatch": 0,
     },
+    "fresh32": {
+        "cpu_only_build": 4,
+        "driver_too_old": 4,
+        "missing_cuda_lib": 4,
+        "wrong_platform_wheel": 4,
+        "python_version_unsupported": 4,
+        "solver_conflict": 3,
+        "windows_dll": 3,
+        "mps_or_rocm_specific": 3,
+        "nccl_issue": 2,
+        "cudnn_mismatch": 1,
+        "driver_module_mismatch": 0,
+        "container_driver_mismatch": 0,
+        "multiple_cuda_conflict": 0,
+    },
 }
 LATER_SHORT_SIZE = {
     "fresh13": 102,
@@ -338,6 +355,7 @@ LATER_SHORT_SIZE = {
     "fresh29": 68,
     "fresh30": 76,
     "fresh31": 63,
+    "fresh32": 61,
 }
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"

@@ -425,6 +425,15 @@ def test_a_pin_older_than_every_release_offered_means_a_newer_python(
             "missing_cuda_lib",
             "cuda-headers-missing",
         ),
+        # the cuDNN TensorFlow asks for is of another major than the one installed
+        (
+            "cuDNN 6 installed, as the Windows install page asked\nImportError: Could not find"
+            " 'cudnn64_7.dll'. TensorFlow requires that this DLL be installed in a directory that"
+            " is named in your %PATH% environment variable. You may install the necessary DLL by"
+            " downloading cuDNN 7 from this URL: https://developer.nvidia.com/cudnn",
+            "cudnn_mismatch",
+            "cudnn-of-another-major",
+        ),
         # an insufficient driver on a machine whose only GPU named is an AMD one: no NVIDIA driver
         (
             "Laptop with an AMD Radeon RX 6600M\nRuntimeError: CUDA driver version is insufficient"
@@ -501,18 +510,30 @@ def test_uv_names_the_pythons_a_release_has_wheels_for() -> None:
     says the Python is the cause, and the tags it lists (the last one's closing backtick taken
     by the Markdown clean-up) make the fix when the knowledge base has no row for the release."""
     explanation = explain_text(
-        "error: Distribution `jaxlib==0.4.24 @ registry+https://example.invalid/simple` can't be "
-        "installed because it doesn't have a source distribution or wheel for the current "
-        "platform\n\nhint: You're using CPython 3.13 (`cp313`), but `jaxlib` (v0.4.24) only has "
-        "wheels with the following Python ABI tags: `cp310`, `cp311`, `cp312`\n",
+        "error: Distribution `faiss-cpu==1.7.4 @ registry+https://example.invalid/simple` can't "
+        "be installed because it doesn't have a source distribution or wheel for the current "
+        "platform\n\nhint: You're using CPython 3.12 (`cp312`), but `faiss-cpu` (v1.7.4) only "
+        "has wheels with the following Python ABI tags: `cp37`, `cp38`, `cp39`, `cp310`, "
+        "`cp311`\n",
         KB,
     )
     assert explanation.cause == "python_version_unsupported"
     assert [a.cause for a in explanation.alternatives] == ["wrong_platform_wheel"]
     assert explanation.fix is not None
-    assert "CPython 3.10-3.12 only" in explanation.fix.summary
-    assert "this Python is 3.13" in explanation.fix.summary
-    assert explanation.fix.commands[0] == "python3.12 -m venv .venv"
+    assert "CPython 3.7-3.11 only" in explanation.fix.summary
+    assert "this Python is 3.12" in explanation.fix.summary
+    assert explanation.fix.commands[0] == "python3.11 -m venv .venv"
+    # a release wheels.toml has a row for: its Pythons, and the first release for this one
+    jaxlib = explain_text(
+        "error: Distribution `jaxlib==0.4.24 @ registry+https://example.invalid/simple` can't be "
+        "installed because it doesn't have a source distribution or wheel for the current "
+        "platform\n\nhint: You're using CPython 3.13 (`cp313`), but `jaxlib` (v0.4.24) only has "
+        "wheels with the following Python ABI tags: `cp39`, `cp310`, `cp311`, `cp312`\n",
+        KB,
+    )
+    assert jaxlib.fix is not None
+    assert "CPython 3.9-3.12 only, this Python is 3.13" in jaxlib.fix.summary
+    assert "jaxlib 0.4.34, the first release after it for Python 3.13" in jaxlib.fix.summary
 
 
 def test_each_hint_is_printed_once() -> None:
@@ -601,27 +622,54 @@ def test_a_package_published_for_few_platforms(setting: str, asked: str, judged:
 
 
 @pytest.mark.parametrize(
-    ("setting", "asked", "served"),
+    ("setting", "asked", "served", "cause"),
     [
         # the release named, or every release listed, has macOS arm64 wheels: not the Mac
-        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch==2.5.1", True),
-        ("macOS 14 on an M2 (arm64)", "onnxruntime==1.18.0", True),
-        ("macOS 14 on an M2 (arm64)", "onnxruntime", True),
-        ("I am using macOS Monterey on M1 chip, Python 3.7.16", "onnxruntime", True),
-        # arm64 wheels came late (TensorFlow's from 2.13, a few early torch releases lack
-        # them): with no release named, a thread may predate them
-        ("macOS on Apple M1 (arm64), Python 3.9", "tensorflow", False),
-        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch", False),
+        (
+            "macOS 15.1 on Apple silicon (arm64), Python 3.13.0",
+            "torch==2.5.1",
+            True,
+            "python_version_unsupported",
+        ),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime==1.18.0", True, "python_version_unsupported"),
+        (
+            "Windows 11 (26100) on ARM64, Python 3.12.4 (Arm)",
+            "onnxruntime-qnn",
+            True,
+            "python_version_unsupported",
+        ),
+        # arm64 wheels came late (TensorFlow's from 2.13, ONNX Runtime's from 1.12, a few early
+        # torch releases lack them): with no release named, a thread may predate them
+        ("macOS 14 on an M2 (arm64)", "onnxruntime", False, "wrong_platform_wheel"),
+        # not judged, the messages' own cause stands (the thread: no arm64 wheels for 3.7)
+        (
+            "I am using macOS Monterey on M1 chip, Python 3.7.16",
+            "onnxruntime",
+            False,
+            "python_version_unsupported",
+        ),
+        ("macOS on Apple M1 (arm64), Python 3.9", "tensorflow", False, "wrong_platform_wheel"),
+        (
+            "macOS 15.1 on Apple silicon (arm64), Python 3.13.0",
+            "torch",
+            False,
+            "wrong_platform_wheel",
+        ),
         # no Windows arm64 torch on the index; DirectML builds are Windows x86-64 only
-        ("Windows 11 on ARM64, Python 3.12.4 (Arm)", "torch", False),
-        ("macOS 14 on an M2 (arm64)", "onnxruntime-directml", False),
+        ("Windows 11 on ARM64, Python 3.12.4 (Arm)", "torch", False, "wrong_platform_wheel"),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime-directml", False, "wrong_platform_wheel"),
         # Linux on ARM is not judged so: its wheels came late for most packages
-        ("Jetson Orin (aarch64), Python 3.8.10", "jaxlib", False),
-        ("macOS 15 on Apple silicon (arm64)", "some-unknown-package", False),
+        ("Jetson Orin (aarch64), Python 3.8.10", "jaxlib", False, "wrong_platform_wheel"),
+        (
+            "macOS 15 on Apple silicon (arm64)",
+            "some-unknown-package",
+            False,
+            "wrong_platform_wheel",
+        ),
     ],
 )
 def test_an_arm_machine_the_package_publishes_for_is_not_the_platform_missing(
-    setting: str, asked: str, served: bool
+    setting: str, asked: str, served: bool, cause: str
 ) -> None:
     """arm_served (wheels.toml has files of the package for the Mac or Windows on ARM named)
     makes pip's empty list the Python's, not the platform's; elsewhere on ARM it stays the
@@ -630,8 +678,7 @@ def test_an_arm_machine_the_package_publishes_for_is_not_the_platform_missing(
     explanation = explain_text(f"{setting}\n{message}", KB)
     rule = "arm-machine-the-package-publishes-for"
     assert any(e.rule == rule for e in explanation.evidence) is served
-    want = "python_version_unsupported" if served else "wrong_platform_wheel"
-    assert explanation.cause == want
+    assert explanation.cause == cause
 
 
 @pytest.mark.parametrize(
@@ -1641,6 +1688,19 @@ def test_an_image_whose_tag_names_cuda_is_a_container(
             " found.",
             "extension_build_mismatch",
         ),
+        # TensorFlow 1.13 to 2.0's Windows self-check, any CUDA library's DLL
+        (
+            "ImportError: Could not find 'cublas64_100.dll'. TensorFlow requires that this DLL be"
+            " installed in a directory that is named in your %PATH% environment variable.",
+            "missing_cuda_lib",
+        ),
+        # Lua Torch's wording of cudaErrorMemoryAllocation; the message as a title quotes it
+        (
+            "/usr/local/share/lua/5.1/nn/THNN.lua:110: cuda runtime error (2) : out of memory at"
+            " /tmp/luarocks_cutorch-scm-1-1606/cutorch/lib/THC/generic/THCStorage.cu:66",
+            "out_of_memory",
+        ),
+        ("Building the ops fails: no kernel image is available", "gpu_arch_unsupported"),
         # a message glued to Chinese or Japanese text keeps its word boundaries
         ("前面的流程都很顺畅，结果在检验的时候报错cudnn64_7.dll not found。", "missing_cuda_lib"),
     ],
