@@ -621,51 +621,29 @@ def test_a_package_published_for_few_platforms(setting: str, asked: str, judged:
         assert "macos" not in explanation.fix.summary.split(" only ")[0]
 
 
+PYTHON, PLATFORM = "python_version_unsupported", "wrong_platform_wheel"
+
+
 @pytest.mark.parametrize(
     ("setting", "asked", "served", "cause"),
     [
         # the release named, or every release listed, has macOS arm64 wheels: not the Mac
-        (
-            "macOS 15.1 on Apple silicon (arm64), Python 3.13.0",
-            "torch==2.5.1",
-            True,
-            "python_version_unsupported",
-        ),
-        ("macOS 14 on an M2 (arm64)", "onnxruntime==1.18.0", True, "python_version_unsupported"),
-        (
-            "Windows 11 (26100) on ARM64, Python 3.12.4 (Arm)",
-            "onnxruntime-qnn",
-            True,
-            "python_version_unsupported",
-        ),
+        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch==2.5.1", True, PYTHON),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime==1.18.0", True, PYTHON),
+        ("Windows 11 (26100) on ARM64, Python 3.12.4 (Arm)", "onnxruntime-qnn", True, PYTHON),
         # arm64 wheels came late (TensorFlow's from 2.13, ONNX Runtime's from 1.12, a few early
         # torch releases lack them): with no release named, a thread may predate them
-        ("macOS 14 on an M2 (arm64)", "onnxruntime", False, "wrong_platform_wheel"),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime", False, PLATFORM),
         # not judged, the messages' own cause stands (the thread: no arm64 wheels for 3.7)
-        (
-            "I am using macOS Monterey on M1 chip, Python 3.7.16",
-            "onnxruntime",
-            False,
-            "python_version_unsupported",
-        ),
-        ("macOS on Apple M1 (arm64), Python 3.9", "tensorflow", False, "wrong_platform_wheel"),
-        (
-            "macOS 15.1 on Apple silicon (arm64), Python 3.13.0",
-            "torch",
-            False,
-            "wrong_platform_wheel",
-        ),
+        ("I am using macOS Monterey on M1 chip, Python 3.7.16", "onnxruntime", False, PYTHON),
+        ("macOS on Apple M1 (arm64), Python 3.9", "tensorflow", False, PLATFORM),
+        ("macOS 15.1 on Apple silicon (arm64), Python 3.13.0", "torch", False, PLATFORM),
         # no Windows arm64 torch on the index; DirectML builds are Windows x86-64 only
-        ("Windows 11 on ARM64, Python 3.12.4 (Arm)", "torch", False, "wrong_platform_wheel"),
-        ("macOS 14 on an M2 (arm64)", "onnxruntime-directml", False, "wrong_platform_wheel"),
+        ("Windows 11 on ARM64, Python 3.12.4 (Arm)", "torch", False, PLATFORM),
+        ("macOS 14 on an M2 (arm64)", "onnxruntime-directml", False, PLATFORM),
         # Linux on ARM is not judged so: its wheels came late for most packages
-        ("Jetson Orin (aarch64), Python 3.8.10", "jaxlib", False, "wrong_platform_wheel"),
-        (
-            "macOS 15 on Apple silicon (arm64)",
-            "some-unknown-package",
-            False,
-            "wrong_platform_wheel",
-        ),
+        ("Jetson Orin (aarch64), Python 3.8.10", "jaxlib", False, PLATFORM),
+        ("macOS 15 on Apple silicon (arm64)", "some-unknown-package", False, PLATFORM),
     ],
 )
 def test_an_arm_machine_the_package_publishes_for_is_not_the_platform_missing(
