@@ -1110,6 +1110,18 @@ def _same_offsets_as_a_plain_search(lower: str, needles: list[str]) -> None:
         ) = saved
 
 
+def test_evidence_of_a_long_line_cuts_no_word_in_two() -> None:
+    """Rule: the evidence of a long line is the message and up to 80 characters either side,
+    cut at spaces: every word shown is a whole word of the line."""
+    message = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    words = [f"w{n}{'x' * (n % 7)}" for n in range(60)]
+    line = " ".join(words[:30]) + " " + message + " " + " ".join(words[30:])
+    [evidence] = explain_text(line, KB).evidence
+    assert message in evidence.text and len(evidence.text) <= len(message) + 160
+    assert set(evidence.text.split()) <= set(line.split())
+    assert evidence.text.split()[0] != message.split()[0]  # some context is kept
+
+
 def test_needle_words() -> None:
     needle = compile_needle("cuda out of memory")
     assert (needle.words, needle.parts) == ((b"out", b"of"), (b"cuda", b"memory"))

@@ -16,6 +16,7 @@ from gpuenv.kb.patterns import MAX_LINE, WINDOW_LINES, Pattern
 
 MAX_MATCHES = 20  # lines one pattern is reported on
 MAX_PER_LINE = 4  # values a fact-reading pattern takes from one line
+EVIDENCE_MARGIN = 80  # characters of a long line shown either side of a match
 # facts a line may name several of (two toolkits installed); others keep the line's first value
 MANY_PER_LINE = frozenset({"cuda_named"})
 
@@ -110,10 +111,24 @@ def _search(text: Text, pattern: Pattern, line: int, offset: int) -> Hit | None:
         match = pattern.regex.search(subject)
         if match is not None:
             groups = _groups(match)
-            evidence = subject[max(0, match.start() - 80) : match.end() + 80].strip()
+            evidence = _around(subject, match.start(), match.end())
             at = first + subject[: match.start()].count("\n")
             return Hit(pattern, at, evidence, groups, pattern.cause, pattern.weight)
     return None
+
+
+def _around(subject: str, start: int, end: int) -> str:
+    """The match and up to EVIDENCE_MARGIN characters either side, cut at a space so that no
+    word is cut in two (where the margin holds none, the match's own edge)."""
+    left = max(0, start - EVIDENCE_MARGIN)
+    if left > 0:
+        space = subject.find(" ", left, start)
+        left = start if space < 0 else space + 1
+    right = min(len(subject), end + EVIDENCE_MARGIN)
+    if right < len(subject):
+        space = subject.rfind(" ", end, right)
+        right = end if space < 0 else space
+    return subject[left:right].strip()
 
 
 def _groups(match: re.Match[str]) -> tuple[tuple[str, str], ...]:
