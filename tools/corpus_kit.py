@@ -220,11 +220,11 @@ def _rows(path: Path, strict: bool = True) -> list[dict[str, Any]]:
 
 def _index_hosts() -> set[str]:
     """The host of the index pip is configured with (none when pip cannot say)."""
-    from gpuenv.index.http import pip_index_url
+    from gpuenv.index.http import IndexUnavailable, pip_index_url
 
     try:
         host = urlsplit(pip_index_url()).hostname
-    except Exception:  # a checker without pip still checks everything else
+    except (IndexUnavailable, OSError):  # a checker without pip still checks everything else
         return set()
     return {host} if host and "." in host else set()
 
