@@ -88,11 +88,7 @@ def locate(lower: str, needles: Iterable[Needle]) -> dict[str, list[int]]:
     if kinds is None:
         found.update(_first_hits(lower, inline))
     else:
-        lines = lower.split("\n")
-        groups: dict[bytes, list[int]] = {}  # each kind's lines, kinds in order of first line
-        for number, kind in enumerate(kinds):
-            groups.setdefault(kind, []).append(number)
-        distinct = _Distinct(lines, groups)
+        distinct = _Distinct(lower.split("\n"), kinds)
         found.update(_by_line(distinct, [n for n in inline if not _digits(n)]))
         found.update(_checked(lower, distinct, [n for n in inline if _digits(n)]))
     for text, into in found.items():
@@ -128,12 +124,16 @@ class _Distinct:
     line of each kind, as text and masked, where each starts, and where the text's lines start.
     Lines of one kind hold the same characters at the same columns, digits aside."""
 
-    def __init__(self, lines: list[str], groups: dict[bytes, list[int]]) -> None:
+    def __init__(self, lines: list[str], kinds: list[bytes]) -> None:
+        groups: dict[bytes, list[int]] = {}  # each kind's lines, kinds in order of first line
+        for number, kind in enumerate(kinds):
+            groups.setdefault(kind, []).append(number)
         self.members = list(groups.values())
-        self.text = "\n".join(lines[group[0]] for group in self.members)
+        firsts = [lines[group[0]] for group in self.members]
+        self.text = "\n".join(firsts)
         self.masked = "\n".join(k.decode("utf-8", "surrogatepass") for k in groups)
-        self.widths = [len(lines[group[0]]) for group in self.members]
-        self.begins = line_starts(self.text.split("\n"))
+        self.widths = list(map(len, firsts))
+        self.begins = line_starts(firsts)
         self.starts = line_starts(lines)
 
     def placed(self, offsets: list[int]) -> list[tuple[int, int]]:
