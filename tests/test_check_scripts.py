@@ -157,9 +157,12 @@ def test_jax_rehearses_its_gpu_checks_and_bench_on_the_cpu(jax_ort_site: Path) -
 
 @pytest.mark.network
 def test_onnx_runtime_runs_the_hand_built_model_and_says_it_has_no_cuda_provider(
-    jax_ort_site: Path,
+    jax_ort_site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # no workdir given: the child's temporary folder
     document = harness(jax_ort_site, "onnxruntime")
+    left = [p.name for p in tmp_path.iterdir() if p.name.startswith("gpuenv-")]
+    assert left == []  # ORT's profile and the folder made for it are gone (ORT's own .ses stays)
     assert statuses(document) == {(None, "import"): "pass", (None, "model on the CPU"): "pass"}
     [model] = [s for s in document["steps"] if s["step"] == "model on the CPU"]
     assert model["detail"] == "max error 0 (tolerance 0.0001); ran on CPUExecutionProvider"

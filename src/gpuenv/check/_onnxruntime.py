@@ -10,6 +10,7 @@ ORT does not list GPUs: the device checked is --device, else 0.
 
 import json
 import os
+import shutil
 import struct
 import tempfile
 
@@ -131,9 +132,16 @@ def model_bytes():
 
 
 def run_model(h, ort, model, providers, index):
+    folder = tempfile.mkdtemp(prefix="gpuenv-ort-", dir=h.options.get("workdir"))
+    try:
+        return run_model_in(h, ort, model, providers, index, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the profile, if ORT wrote one
+
+
+def run_model_in(h, ort, model, providers, index, folder):
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # no folding
-    folder = h.options.get("workdir") or tempfile.mkdtemp(prefix="gpuenv-ort-")
     options.enable_profiling = True
     options.profile_file_prefix = os.path.join(folder, "ort-profile")
     chosen = [(CUDA, {"device_id": str(index)}), CPU] if index is not None else list(providers)
@@ -177,7 +185,6 @@ def providers_in_profile(path):
     try:
         with open(path) as handle:
             events = json.load(handle)
-        os.remove(path)
     except (OSError, ValueError):
         return {}
     found = {}
