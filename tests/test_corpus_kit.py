@@ -63,6 +63,9 @@ def test_a_kit_knows_the_corpus_and_the_threads_the_knowledge_base_cites(
     patterns = (ROOT / "src/gpuenv/kb/data/patterns.toml").read_text(encoding="utf-8")
     cited = re.findall(r"^locator = '([^']+#\d+)'$", patterns, re.MULTILINE)
     assert corpus_source in known and cited and set(cited) <= known
+    notes = "\n".join(re.findall(r"^note = (.+)$", patterns, re.MULTILINE))
+    named = set(re.findall(r"\b[\w.-]+/[\w.-]+#\d+", notes)) - set(cited)
+    assert "AlexeyAB/darknet#6202" in named and named <= known  # a thread a note names only
     trackers = (kit / "trackers.txt").read_text(encoding="utf-8").splitlines()
     assert trackers[0].split()[0] == "pytorch/pytorch"  # the most used tracker first
     for part, causes in tool.PARTS.items():

@@ -6,11 +6,11 @@ blind set is collected"), the checker of what a collector wrote, and the merge i
     python tools/corpus_kit.py merge DIR OUT.jsonl
 
 `kit` writes DIR/known_sources.txt (every source of the corpus, of the development split beside
-the checkout, and every thread a knowledge-base example cites: a collector must not bring a thread
-explain has already learnt from), DIR/trackers.txt (how often each tracker is used) and one brief
-a part, DIR/BRIEF{A,B,C}.md, from tools/corpus_brief.md: part A collects the driver and build
-causes, B the packaging and container ones, C the rest. DIR/kit.json keeps the date and the
-sibling kits (sets collected at the same time, whose parts a part may not repeat).
+the checkout, and every thread the knowledge base cites or names in a note: a collector must not
+bring a thread explain has already learnt from), DIR/trackers.txt (how often each tracker is
+used) and one brief a part, DIR/BRIEF{A,B,C}.md, from tools/corpus_brief.md: part A collects the
+driver and build causes, B the packaging and container ones, C the rest. DIR/kit.json keeps the
+date and the sibling kits (sets collected at the same time, whose parts a part may not repeat).
 
 `check` validates a part (DIR/partX.jsonl): the fields and their forms, a cause of the vocabulary,
 the retrieval date, no source already known or in another part, at most MAX_PER_TRACKER cases of
@@ -31,7 +31,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
+
+from benchmarks.corpus_fields import (  # noqa: E402
+    DATE_RE,
+    GITHUB_SOURCE_RE,
+    ID_RE,
+    THREAD_IN_TEXT_RE,
+    URL_SOURCE_RE,
+)
 
 from gpuenv.diagnose.findings import CAUSES  # noqa: E402
 
@@ -68,36 +76,34 @@ PARTS = {
 }
 MAX_PER_TRACKER = 3
 MAX_ERROR_TEXT = 4200
-ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-GITHUB_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*#[1-9][0-9]*")
-URL_RE = re.compile(r"https?://[^\s/]+\.[^\s/]+(?:/\S*)?")
 LOCATOR_RE = re.compile(r"""^locator = (?:'([^'\n]*)'|"([^"\n]*)")$""", re.MULTILINE)
-DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def known_sources() -> set[str]:
-    """Every source of the corpus and the development split, and every locator of the knowledge
-    base's TOML files."""
+    """Every source of the corpus and the development split, every locator of the knowledge
+    base's TOML files, and every GitHub thread their texts name (a note citing the threads a rule
+    was resolved from)."""
     found: set[str] = set()
     for folder in (CORPUS, DEV):
         for path in sorted(folder.glob("*.jsonl")):
             for row in _rows(path):
                 found.update(v for k in ("source", "url") if isinstance(v := row.get(k), str))
     for path in sorted(KB_DATA.glob("*.toml")):
-        for single, double in LOCATOR_RE.findall(path.read_text(encoding="utf-8")):
-            found.add(single or double)
+        text = path.read_text(encoding="utf-8")
+        found.update(single or double for single, double in LOCATOR_RE.findall(text))
+        found.update(THREAD_IN_TEXT_RE.findall(text))
     return found
 
 
 def tracker(source: str) -> str:
-    return source.split("#")[0] if GITHUB_RE.fullmatch(source) else urlsplit(source).netloc
+    return source.split("#")[0] if GITHUB_SOURCE_RE.fullmatch(source) else urlsplit(source).netloc
 
 
 def make_kit(kit: Path, retrieved: str, theme: str, siblings: list[Path]) -> int:
     kit.mkdir(parents=True, exist_ok=True)
     known = known_sources()
     (kit / "known_sources.txt").write_text("\n".join(sorted(known)) + "\n", encoding="utf-8")
-    counts = Counter(tracker(s) for s in known if GITHUB_RE.fullmatch(s))
+    counts = Counter(tracker(s) for s in known if GITHUB_SOURCE_RE.fullmatch(s))
     lines = "".join(f"{name} {n}\n" for name, n in counts.most_common())
     (kit / "trackers.txt").write_text(lines, encoding="utf-8")
     meta = {"retrieved": retrieved, "siblings": [str(s.resolve()) for s in siblings]}
@@ -167,7 +173,7 @@ def _row_problems(row: dict[str, Any], meta: dict[str, Any]) -> list[str]:
     problems = [f"field not in the format: {f}" for f in sorted(set(row) - set(FIELDS))]
     if not ID_RE.fullmatch(row["id"]):
         problems.append("id is not kebab-case")
-    if not (GITHUB_RE.fullmatch(row["source"]) or URL_RE.fullmatch(row["source"])):
+    if not (GITHUB_SOURCE_RE.fullmatch(row["source"]) or URL_SOURCE_RE.fullmatch(row["source"])):
         problems.append("source is neither owner/repo#N nor a URL")
     if row["cause"] not in CAUSES:
         problems.append(f"cause {row['cause']!r} is not in the vocabulary")
