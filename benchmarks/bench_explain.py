@@ -10,7 +10,7 @@ measure whether they generalise. Both halves and the whole of each are printed. 
 error-cases.jsonl (the project corpus) and error-cases.fresh.jsonl (the fresh cases: threads
 used nowhere else, collected before any pattern was tuned on them, so their check half is the
 closest stand-in for a held-back split nobody here has seen), error-cases.fresh2.jsonl,
-error-cases.fresh3.jsonl to error-cases.fresh32.jsonl (each collected blind alongside a round of
+error-cases.fresh3.jsonl to error-cases.fresh36.jsonl (each collected blind alongside a round of
 pattern work and measured blind before its tune half was studied; their check halves are never
 tuned or trained on; the last blind figures are in their descriptions); the dev corpus
 (../shared) is printed whole. error-cases.train.jsonl and error-cases.study.jsonl are never
@@ -206,6 +206,28 @@ CORPUS_NAMES = {
         "of 2017 to 2020, measured blind before anything was studied: 80.3% / 85.2% with the "
         "knowledge base of the session's start and with the round's until then; tune half "
         "studied since, not trained on)"
+    ),
+    "error-cases.fresh33.jsonl": (
+        "the thirty-third fresh cases (collected blind at the start of the twenty-second round: "
+        "GPU stacks used from languages other than Python, measured blind before anything was "
+        "studied: 49.3% / 60.0%; tune half studied since, not trained on)"
+    ),
+    "error-cases.fresh34.jsonl": (
+        "the thirty-fourth fresh cases (collected blind at the start of the twenty-second round: "
+        "package managers, images and build systems, measured blind before anything was "
+        "studied: 76.8% / 82.1%; tune half studied since, not trained on)"
+    ),
+    "error-cases.fresh35.jsonl": (
+        "the thirty-fifth fresh cases (collected blind in the twenty-second round: threads of "
+        "2026 on the newest releases, measured blind before anything was studied: 73.5% / 77.6% "
+        "with the knowledge base of the session's start and with the round's until then; tune "
+        "half studied since, not trained on)"
+    ),
+    "error-cases.fresh36.jsonl": (
+        "the thirty-sixth fresh cases (collected blind late in the twenty-second round: reports "
+        "with pasted diagnostic output, measured blind before anything was studied: 81.8% / "
+        "81.8% with the knowledge base of the session's start and with the round's until then; "
+        "tune half studied since, not trained on)"
     ),
     "error-cases.dev.jsonl": "the dev corpus",
 }

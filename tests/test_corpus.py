@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from benchmarks.corpus_fields import DATE_RE, GITHUB_SOURCE_RE, ID_RE, URL_SOURCE_RE
 from benchmarks.explain_corpus import half_of
 
 from gpuenv.diagnose.findings import CAUSES as DOCTOR_CAUSES
@@ -42,7 +43,7 @@ FRESH2_FILE = CORPUS / "error-cases.fresh2.jsonl"
 # thirteenth, fresh15 with its fourteenth, fresh16 and fresh17 with its fifteenth, fresh18 with
 # its sixteenth, fresh19 with its seventeenth, fresh20 with its eighteenth, fresh21 to
 # fresh25 with its nineteenth, fresh26 to fresh28 with its twentieth, fresh29 to fresh32 with
-# its twenty-first, on 2026-11-25); measured
+# its twenty-first, fresh33 to fresh36 with its twenty-second, on 2026-11-25); measured
 # blind, then their tune halves studied or trained on; their check halves are never tuned or
 # trained on.
 LATER_SETS = {
@@ -76,10 +77,27 @@ LATER_SETS = {
     "fresh30": CORPUS / "error-cases.fresh30.jsonl",
     "fresh31": CORPUS / "error-cases.fresh31.jsonl",
     "fresh32": CORPUS / "error-cases.fresh32.jsonl",
+    "fresh33": CORPUS / "error-cases.fresh33.jsonl",
+    "fresh34": CORPUS / "error-cases.fresh34.jsonl",
+    "fresh35": CORPUS / "error-cases.fresh35.jsonl",
+    "fresh36": CORPUS / "error-cases.fresh36.jsonl",
 }
 # The day a later set was retrieved, where it is not FRESH2_RETRIEVED.
 LATER_RETRIEVED = dict.fromkeys(
-    ("fresh26", "fresh27", "fresh28", "fresh29", "fresh30", "fresh31", "fresh32"), "2026-11-25"
+    (
+        "fresh26",
+        "fresh27",
+        "fresh28",
+        "fresh29",
+        "fresh30",
+        "fresh31",
+        "fresh32",
+        "fresh33",
+        "fresh34",
+        "fresh35",
+        "fresh36",
+    ),
+    "2026-11-25",
 )
 # Cases only for training explain's word guess (tools/train_lexicon.py); never measured on.
 TRAIN_FILE = CORPUS / "error-cases.train.jsonl"
@@ -135,7 +153,10 @@ MIN_LATER_CASES = 110  # fresh11 stopped at 110 when the search budget ran out; 
 # knowledge-base example already cited, and fresh27 less those fresh26 took too); fresh29's
 # desktop users on Windows, WSL, macOS and Jetson: 68; fresh30's reports in Chinese, Japanese or
 # Korean: 76; fresh31's shared machines (clusters, clouds, notebooks, containers): 63; fresh32's
-# threads of 2017 to 2020: 61
+# threads of 2017 to 2020: 61; fresh33's stacks used from languages other than Python: 75 (77
+# less two a knowledge-base note named); fresh34's package managers, images and build systems:
+# 56; fresh35's threads of 2026: 49; fresh36's reports with pasted diagnostic output: 66 (the
+# corpus had taken nearly every thread the collectors' searches found)
 MIN_LATER_PER_CAUSE = 5  # the collectors' brief: about 7 a cause, at least 5
 # Where a collector found too few unused settled threads of a cause (most were already taken).
 LATER_SHORT_CAUSES = {
@@ -334,6 +355,61 @@ LATER_SHORT_CAUSES = {
         "container_driver_mismatch": 0,
         "multiple_cuda_conflict": 0,
     },
+    "fresh33": {
+        "cudnn_mismatch": 3,
+        "wrong_platform_wheel": 3,
+        "python_version_unsupported": 3,
+        "solver_conflict": 2,
+        "nccl_issue": 1,
+        "container_driver_mismatch": 1,
+        "driver_module_mismatch": 0,
+    },
+    "fresh34": {
+        "no_driver": 4,
+        "missing_cuda_lib": 4,
+        "cudnn_mismatch": 4,
+        "solver_conflict": 4,
+        "wrong_platform_wheel": 4,
+        "other": 4,
+        "driver_too_old": 3,
+        "gpu_arch_unsupported": 3,
+        "nccl_issue": 3,
+        "python_version_unsupported": 3,
+        "extension_build_mismatch": 3,
+        "driver_module_mismatch": 2,
+        "mps_or_rocm_specific": 2,
+        "container_driver_mismatch": 1,
+        "multiple_cuda_conflict": 1,
+        "windows_dll": 1,
+    },
+    "fresh35": {
+        "out_of_memory": 4,
+        "cpu_only_build": 3,
+        "driver_too_old": 3,
+        "no_driver": 3,
+        "solver_conflict": 3,
+        "mps_or_rocm_specific": 3,
+        "driver_module_mismatch": 2,
+        "cudnn_mismatch": 2,
+        "wrong_platform_wheel": 2,
+        "python_version_unsupported": 2,
+        "container_driver_mismatch": 2,
+        "windows_dll": 2,
+        "other": 2,
+        "nccl_issue": 1,
+        "multiple_cuda_conflict": 0,
+    },
+    "fresh36": {
+        "wrong_platform_wheel": 4,
+        "no_driver": 3,
+        "cudnn_mismatch": 3,
+        "cpu_only_build": 2,
+        "nccl_issue": 2,
+        "container_driver_mismatch": 2,
+        "mps_or_rocm_specific": 2,
+        "multiple_cuda_conflict": 1,
+        "driver_module_mismatch": 0,
+    },
 }
 LATER_SHORT_SIZE = {
     "fresh13": 102,
@@ -356,15 +432,14 @@ LATER_SHORT_SIZE = {
     "fresh30": 76,
     "fresh31": 63,
     "fresh32": 61,
+    "fresh33": 75,
+    "fresh34": 56,
+    "fresh35": 49,
+    "fresh36": 66,
 }
 MIN_TRAIN_CASES = 50
 TRAIN_RETRIEVED = "2026-11-24"
 MIN_TRAIN_PER_CAUSE = 1
-
-ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-GITHUB_SOURCE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*#[1-9][0-9]*")
-URL_SOURCE_RE = re.compile(r"https?://[^\s/]+\.[^\s/]+(?:/\S*)?")
-DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 # Host names of package registries are written as <index> in the corpus. Which hosts those are is

@@ -1719,3 +1719,40 @@ def test_a_message_family_names_its_cause(message: str, cause: str) -> None:
 )
 def test_a_family_does_not_take_its_neighbours_case(message: str, cause: str) -> None:
     assert explain_text(message, KB).cause != cause
+
+
+@pytest.mark.parametrize(
+    ("gpus", "judged"),
+    [
+        ("Device 0: Tesla K80, compute capability 3.7", True),
+        ("GeForce GTX 780 (Kepler)", True),
+        ("GeForce GTX 1080", False),  # Pascal: CUDA 12 builds still have its kernels
+        ("GPU 0: Tesla K80\nGPU 1: NVIDIA GeForce RTX 3090", False),  # one current GPU
+        ("no GPU named at all", False),
+    ],
+)
+def test_the_gpu_not_used_on_a_gpu_before_maxwell(gpus: str, judged: bool) -> None:
+    """'The GPU is not used', in words, is most often a CPU-only build; with every GPU named of
+    an architecture no current build has kernels for (Kepler, Fermi) it is the architecture."""
+    explanation = explain_text(f"{gpus}\nI found that Ollama doesn't use the GPU at all.", KB)
+    rule = "gpu-not-used-on-a-gpu-before-maxwell"
+    assert any(e.rule == rule for e in explanation.evidence) is judged
+    assert explanation.cause == ("gpu_arch_unsupported" if judged else "cpu_only_build")
+
+
+@pytest.mark.parametrize(
+    ("cpu", "judged"),
+    [
+        ("Intel Celeron N4500 @ 1.10GHz", True),
+        ("Intel(R) Pentium(R) Silver N5000 CPU @ 1.10GHz", True),
+        ("Intel Atom x5-Z8350", True),
+        ("Intel Core 2 Duo E8400", True),
+        ("Intel Celeron 6305", False),  # Tiger Lake: AVX2
+        ("Intel Pentium Gold 7505", False),
+        ("Intel Core i7-4770", False),
+    ],
+)
+def test_a_dll_that_fails_to_initialise_on_a_cpu_without_avx(cpu: str, judged: bool) -> None:
+    explanation = explain_text(f"Windows 11 on an {cpu}\nDLL initialization routine failed", KB)
+    assert any(f.name == "cpu_without_avx" for f in explanation.facts) is judged
+    assert explanation.cause == ("other" if judged else "windows_dll")

@@ -41,6 +41,19 @@ def gpu_at_driver_ceiling(facts: Sequence[Fact], snapshot: Snapshot, kb: Knowled
     return ceiling is not None and bool(reported) and min(reported) >= ceiling
 
 
+# the last driver branch of Kepler: the GPUs of architectures it or an earlier branch ended
+# (Kepler, Fermi) have no kernels in any CUDA 12 or later build
+KEPLER_LAST_BRANCH = 470
+
+
+def gpu_before_maxwell(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> bool:
+    """Every GPU the text names is of an architecture whose last driver branch is Kepler's
+    (R470) or earlier, so no current framework build has kernels for it. False when no GPU
+    or architecture the knowledge base knows is named, or one is newer."""
+    lasts = _last_branches(facts, snapshot, kb)
+    return bool(lasts) and max(lasts) <= KEPLER_LAST_BRANCH
+
+
 def _last_branches(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> set[int]:
     """The last driver branch of each GPU's architecture (a GPU whose model the knowledge base
     does not know is left out; the architecture named in words stands in when none is known);

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from gpuenv.explain.ceiling import gpu_at_driver_ceiling
+from gpuenv.explain.ceiling import gpu_at_driver_ceiling, gpu_before_maxwell
 from gpuenv.explain.model import Fact
 from gpuenv.explain.offered import platform_from_versions
 from gpuenv.explain.served import (
@@ -68,6 +68,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["third_cuda_named"] = "true"
     if gpu_at_driver_ceiling(facts, snapshot, kb):
         out["gpu_at_driver_ceiling"] = "true"
+    if gpu_before_maxwell(facts, snapshot, kb):
+        out["gpu_before_maxwell"] = "true"
     if only_amd_gpu(facts):
         out["only_amd_gpu"] = "true"
     return out

@@ -14,6 +14,9 @@ FACTS: dict[str, str] = {
     "container_gpu_access": "none when the text says the container was started without GPU access",
     "gpu_absent": "the text says the machines have no NVIDIA GPU (true)",
     "amd_gpu_named": "the text names an AMD Radeon GPU (true)",
+    "cpu_without_avx": (
+        "the text names a CPU made without AVX (Celeron N, Pentium Silver, Atom, Core 2) (true)"
+    ),
     "only_amd_gpu": (
         "the text names an AMD GPU and no NVIDIA GPU, driver or compute capability (true), judged"
     ),
@@ -129,6 +132,10 @@ FACTS: dict[str, str] = {
     "gpu_at_driver_ceiling": (
         "every GPU named is of an architecture whose last driver branch (archs.toml) the driver "
         "is already on (true), judged: no newer driver exists for it"
+    ),
+    "gpu_before_maxwell": (
+        "every GPU named is of an architecture whose last driver branch is Kepler's (R470) or "
+        "earlier (true), judged: no current framework build has kernels for it"
     ),
     "apple_silicon": "the text names an Apple-silicon Mac (M1 chip, Apple silicon) (true)",
     "arm_served": (

@@ -83,6 +83,8 @@ UNSERVED_OFTEN = (
     "tensorflow-text",
     "tensorflow-io",
     "onnxruntime-qnn",
+    "tensorflow-macos",
+    "tensorflow-metal",
 )
 PACKAGES: tuple[PackageSpec, ...] = (
     PackageSpec("torch", ">=1.8", "cuda"),
