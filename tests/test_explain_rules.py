@@ -1756,3 +1756,31 @@ def test_a_dll_that_fails_to_initialise_on_a_cpu_without_avx(cpu: str, judged: b
     explanation = explain_text(f"Windows 11 on an {cpu}\nDLL initialization routine failed", KB)
     assert any(f.name == "cpu_without_avx" for f in explanation.facts) is judged
     assert explanation.cause == ("other" if judged else "windows_dll")
+
+
+@pytest.mark.parametrize(
+    ("setting", "kernel", "dso", "cause"),
+    [
+        # a newer branch's libcuda in a container: the image's CUDA compat over an older host
+        (
+            "docker run --gpus all tensorflow/tensorflow:2.5.0-gpu",
+            "455.32.0",
+            "460.73.1",
+            "container",
+        ),
+        # the kernel module's own branch: driver libraries of another build baked into the image
+        ("inside a CentOS 8 Docker container", "440.36.0", "440.33.1", "module"),
+        ("inside a Docker container", "470.82.0", "450.80.2", "module"),  # an older build too
+        ("Ubuntu 22.04 host, no container", "535.104.5", "535.129.3", "module"),
+    ],
+)
+def test_a_libcuda_of_another_version_in_a_container(
+    setting: str, kernel: str, dso: str, cause: str
+) -> None:
+    text = (
+        f"{setting}\nE tensorflow/stream_executor/cuda/cuda_diagnostics.cc:313] kernel version "
+        f"{kernel} does not match DSO version {dso} -- cannot find working devices in this "
+        "configuration"
+    )
+    expected = {"container": "container_driver_mismatch", "module": "driver_module_mismatch"}
+    assert explain_text(text, KB).cause == expected[cause]

@@ -56,6 +56,8 @@ def judged(facts: Sequence[Fact], snapshot: Snapshot, kb: KnowledgeBase) -> dict
         out["ort_cudnn_other_major"] = "true"
     if driver_versions_differ(facts):
         out["driver_versions_differ"] = "true"
+    if client_driver_branch_newer(facts):
+        out["client_driver_branch_newer"] = "true"
     if pin_older_than_offered(facts):
         out["pin_older_than_offered"] = "true"
     if cudnn_shadowed(facts):
@@ -163,6 +165,19 @@ def driver_versions_differ(facts: Sequence[Fact]) -> bool:
 
     client, kernel = versions("client_driver_version"), versions("kernel_module_version")
     return bool(client and kernel and client != kernel)
+
+
+def client_driver_branch_newer(facts: Sequence[Fact]) -> bool:
+    """The user-space driver named (libcuda, the DSO) is of a newer branch than every kernel
+    module named (460.73 over 455.32): a CUDA forward-compat libcuda, not a driver's own
+    library of another build (440.33 beside 440.36)."""
+
+    def branches(name: str) -> set[int]:
+        found = (f.value.split(".")[0] for f in facts if f.name == name)
+        return {int(b) for b in found if b.isdigit()}
+
+    client, kernel = branches("client_driver_version"), branches("kernel_module_version")
+    return bool(client and kernel) and min(client) > max(kernel)
 
 
 def cudnn_other_major(facts: Sequence[Fact]) -> bool:

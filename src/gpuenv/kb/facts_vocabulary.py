@@ -39,6 +39,10 @@ FACTS: dict[str, str] = {
     "after_suspend": "the text says it failed after the machine was suspended and resumed (true)",
     "kernel_module_version": "version of the loaded kernel module (NVRM)",
     "client_driver_version": "version of the user-space driver a kernel message names",
+    "client_driver_branch_newer": (
+        "the user-space driver named is of a newer branch than the kernel module named (true), "
+        "judged: a CUDA forward-compat libcuda rather than another build's"
+    ),
     "driver_versions_differ": (
         "the user-space driver and the kernel module named are of different versions (true), judged"
     ),
