@@ -5,6 +5,7 @@ records pass, fail, skip and exceptions. No process is started here."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -247,3 +248,19 @@ def test_the_all_reduce_does_not_wait_for_workers_that_died_without_an_answer() 
     start = time.monotonic()
     assert _torch.collect(Empty(), dead, time.time() + 60) == {}
     assert time.monotonic() - start < 10  # not the deadline's 60 s
+
+
+def test_a_scratch_folder_is_in_the_work_folder_and_gone_after_its_action(tmp_path: Path) -> None:
+    harness = _harness(workdir=str(tmp_path))
+    seen: list[Path] = []
+
+    def use(folder: str) -> str:
+        seen.append(Path(folder))
+        (Path(folder) / "profile.json").write_text("{}")
+        return "done"
+
+    assert harness.scratch("gpuenv-x-", use) == "done"
+    assert seen[0].parent == tmp_path and seen[0].name.startswith("gpuenv-x-")
+    with pytest.raises(ZeroDivisionError):
+        harness.scratch("gpuenv-x-", lambda folder: 1 / 0)
+    assert list(tmp_path.iterdir()) == []  # removed with its files, and after a failure too

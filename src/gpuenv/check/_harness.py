@@ -389,6 +389,18 @@ class Harness:
             raise Failed("%s: %s%s" % (type(failure).__name__, failure, log))
         return result, text
 
+    def scratch(self, prefix, action):
+        """`action(folder)` with a new folder for temporary files (in the work folder gpuenv gave,
+        else the system's), removed afterwards with whatever the action left in it."""
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix=prefix, dir=self.options.get("workdir"))
+        try:
+            return action(folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
     def problem(self, text):
         self.doc["problems"].append(str(text)[-ERROR_CHARS:])
 

@@ -10,9 +10,7 @@ ORT does not list GPUs: the device checked is --device, else 0.
 
 import json
 import os
-import shutil
 import struct
-import tempfile
 
 CUDA = "CUDAExecutionProvider"
 CPU = "CPUExecutionProvider"
@@ -132,11 +130,10 @@ def model_bytes():
 
 
 def run_model(h, ort, model, providers, index):
-    folder = tempfile.mkdtemp(prefix="gpuenv-ort-", dir=h.options.get("workdir"))
-    try:
-        return run_model_in(h, ort, model, providers, index, folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)  # the profile, if ORT wrote one
+    # ORT's profile goes in a folder of its own, removed with it
+    return h.scratch(
+        "gpuenv-ort-", lambda folder: run_model_in(h, ort, model, providers, index, folder)
+    )
 
 
 def run_model_in(h, ort, model, providers, index, folder):

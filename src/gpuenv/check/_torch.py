@@ -282,32 +282,32 @@ def nccl_all_reduce(h, torch, indexes, backend="nccl"):
     if backend == "nccl" and not dist.is_nccl_available():
         raise h.Failed("this torch was built without NCCL (torch.distributed.is_nccl_available())")
     import multiprocessing
-    import shutil
-    import tempfile
 
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
-    folder = tempfile.mkdtemp(prefix="gpuenv-nccl-", dir=h.options.get("workdir"))
-    init = "file://" + os.path.join(folder, "rendezvous")
     world = len(indexes)
-    workers = [
-        context.Process(
-            target=h.call_in_child,
-            args=("torch", "nccl_worker", (rank, world, indexes[rank], init, results, backend)),
-            daemon=True,
-        )
-        for rank in range(world)
-    ]
-    for worker in workers:
-        worker.start()
-    left = h.budget_left()
-    wait = 120.0 if left is None else max(5.0, min(120.0, left / 2))
-    deadline = time.time() + wait
-    try:
-        answers = collect(results, workers, deadline)
-    finally:
-        stop(workers, deadline)
-        shutil.rmtree(folder, ignore_errors=True)
+
+    def run_ranks(folder):  # the rendezvous file lives in the folder until the ranks are stopped
+        init = "file://" + os.path.join(folder, "rendezvous")
+        workers = [
+            context.Process(
+                target=h.call_in_child,
+                args=("torch", "nccl_worker", (rank, world, indexes[rank], init, results, backend)),
+                daemon=True,
+            )
+            for rank in range(world)
+        ]
+        for worker in workers:
+            worker.start()
+        left = h.budget_left()
+        wait = 120.0 if left is None else max(5.0, min(120.0, left / 2))
+        deadline = time.time() + wait
+        try:
+            return collect(results, workers, deadline), workers, wait
+        finally:
+            stop(workers, deadline)
+
+    answers, workers, wait = h.scratch("gpuenv-nccl-", run_ranks)
     missing = [r for r in range(world) if r not in answers]
     if missing:
         codes = [w.exitcode for w in workers]
