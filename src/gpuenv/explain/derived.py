@@ -31,7 +31,7 @@ from gpuenv.facts import Snapshot
 from gpuenv.kb import KnowledgeBase
 from gpuenv.kb.query._frameworks_util import parsed_version, release_tuple
 from gpuenv.kb.query.cuda import toolkit_sass_targets
-from gpuenv.versions import ComputeCapability, CudaVersion, cudnn_from_code
+from gpuenv.versions import ComputeCapability, CudaVersion, DriverVersion, cudnn_from_code
 
 _CUDNN_SONAME = re.compile(r"(?:libcudnn\w*\.so\.|cudnn\w*?64_)(\d+)", re.IGNORECASE)
 
@@ -159,11 +159,10 @@ def pin_older_than_offered(facts: Sequence[Fact]) -> bool:
 def driver_versions_differ(facts: Sequence[Fact]) -> bool:
     """The text names a user-space driver (libcuda, NVML) and a kernel module of different
     versions (compared as major.minor: 384.130 and 384.130.0 are one version)."""
-
-    def versions(name: str) -> set[str]:
-        return {".".join(f.value.split(".")[:2]) for f in facts if f.name == name}
-
-    client, kernel = versions("client_driver_version"), versions("kernel_module_version")
+    client, kernel = (
+        {DriverVersion(v.parts[:2]) for v in _drivers(facts, name)}
+        for name in ("client_driver_version", "kernel_module_version")
+    )
     return bool(client and kernel and client != kernel)
 
 
@@ -171,13 +170,16 @@ def client_driver_branch_newer(facts: Sequence[Fact]) -> bool:
     """The user-space driver named (libcuda, the DSO) is of a newer branch than every kernel
     module named (460.73 over 455.32): a CUDA forward-compat libcuda, not a driver's own
     library of another build (440.33 beside 440.36)."""
-
-    def branches(name: str) -> set[int]:
-        found = (f.value.split(".")[0] for f in facts if f.name == name)
-        return {int(b) for b in found if b.isdigit()}
-
-    client, kernel = branches("client_driver_version"), branches("kernel_module_version")
+    client, kernel = (
+        {v.branch for v in _drivers(facts, name)}
+        for name in ("client_driver_version", "kernel_module_version")
+    )
     return bool(client and kernel) and min(client) > max(kernel)
+
+
+def _drivers(facts: Sequence[Fact], name: str) -> set[DriverVersion]:
+    """The driver versions the text names as `name` (client_driver_version, ...)."""
+    return {v for f in facts if f.name == name and (v := DriverVersion.parse(f.value)) is not None}
 
 
 def cudnn_other_major(facts: Sequence[Fact]) -> bool:
